@@ -1,0 +1,5 @@
+"""`python -m rag` is the `rag` command."""
+
+from .cli import main
+
+main()

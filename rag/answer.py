@@ -1,0 +1,120 @@
+"""Question → cited answer: retrieve, abstain when the evidence is weak, generate, enforce citations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .citations import CitationStreamFilter, enforce_citations, find_citations
+from .errors import InputError
+from .retrieval import Source, retrieve
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .embedding import Embedder
+    from .store import Store
+
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    citations: list[str]
+    sources: list[Source]
+    abstained: bool
+    backend: str
+    dropped_citations: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    usage: dict | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "citations": self.citations,
+            "sources": [s.to_json() for s in self.sources],
+            "abstained": self.abstained,
+            "backend": self.backend,
+            "dropped_citations": self.dropped_citations,
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            "usage": self.usage,
+        }
+
+
+def clean_question(question: str) -> str:
+    """The question with control characters and surrounding space removed; empty is an error."""
+    text = "".join(c if c.isprintable() else " " for c in question)
+    text = " ".join(text.split())
+    if not text:
+        raise InputError("the question is empty")
+    return text[:MAX_QUESTION_CHARS]
+
+
+def abstention_text(sources: list[Source], threshold: float) -> str:
+    if not sources:
+        return "The indexed abstracts don't answer this: no paper in the store matches the question."
+    return (
+        "The indexed abstracts don't answer this: the closest paper "
+        f"({sources[0].id}) scores {sources[0].score:.2f}, below the evidence threshold {threshold:.2f}."
+    )
+
+
+def ask(
+    question: str,
+    store: Store,
+    embedder: Embedder,
+    settings: Settings,
+    backend_name: str | None = None,
+    k: int | None = None,
+    year: int | None = None,
+    venue: str | None = None,
+    on_text: Callable[[str], None] | None = None,
+) -> Answer:
+    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes."""
+    from .backends import get_backend
+
+    started = time.perf_counter()
+    question = clean_question(question)
+    backend = get_backend(backend_name or settings.backend, settings, embedder)
+    found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue)
+    sources = found.sources
+    timings = {"retrieve": found.elapsed_ms, "generate": 0.0}
+
+    if not sources or sources[0].score < settings.min_score:
+        text = abstention_text(sources, settings.min_score)
+        if on_text:
+            on_text(text)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return Answer(question, text, [], sources, True, backend.name, [], timings, None)
+
+    valid = [s.id for s in sources]
+    stream = CitationStreamFilter(valid) if (on_text and backend.streams) else None
+
+    def emit(piece: str) -> None:
+        shown = stream.feed(piece) if stream else piece
+        if shown and on_text:
+            on_text(shown)
+
+    generate_started = time.perf_counter()
+    generation = backend.generate(question, sources, emit if stream else None)
+    if stream:
+        tail = stream.flush()
+        if tail and on_text:
+            on_text(tail)
+    timings["generate"] = (time.perf_counter() - generate_started) * 1000
+
+    text, dropped = enforce_citations(generation.text, valid)
+    abstained = generation.abstained or not text.strip()
+    if abstained:
+        text = "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
+        if on_text:
+            on_text(text)
+    elif on_text and not stream:
+        on_text(text)
+    citations = [] if abstained else find_citations(text)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return Answer(question, text, citations, sources, abstained, backend.name, dropped, timings, generation.usage)

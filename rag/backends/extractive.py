@@ -1,0 +1,125 @@
+"""The no-LLM backend: for each well-matching paper, quote the sentence(s) that best answer the question.
+
+Deterministic, offline, and its citations are right by construction: code, not a model, attaches `[ID]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..retrieval import search_text
+from .base import Generation
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..embedding import Embedder
+    from ..retrieval import Source
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$\\(\"'“])")
+_WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
+# Words that say nothing about which sentence answers: question scaffolding and paper boilerplate.
+_STOPWORDS = frozenset(
+    """
+    a about above after all also an and any are as at be been being both but by can could did do
+    does doing for from had has have how i if in into is it its of on or our over paper papers
+    propose proposes proposed report reported reports show shows so some study studies studied such
+    than that the their them then there these they this those to under up use used uses using via
+    was we were what when where which while who why will with work works would you address addresses
+    approach approaches method methods model models
+    """.split()
+)
+# "which papers ...", "list papers on ...", "any work on ..." ask for a list: one sentence per paper.
+_LIST_QUESTION = re.compile(
+    r"\b(which|what|list|any|find|show)\b.*\b(papers?|works?|methods|approaches)\b|^\s*(papers?|works?)\b",
+    re.I,
+)
+LEXICAL_WEIGHT = 0.15
+# For "which papers ..." a sentence saying what the paper does beats background on the field.
+_CONTRIBUTION = re.compile(
+    r"\b(we|this (paper|work|study)|our (method|approach|framework|work)|here)\b[^.]{0,40}?\b"
+    r"(propose|introduce|present|develop|design|study|show|investigate|analy[sz]e|characteri[sz]e|"
+    r"establish|derive|provide|demonstrate|find|reveal)",
+    re.I,
+)
+CONTRIBUTION_MARGIN = 0.30
+# A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
+SENTENCE_EVIDENCE = 0.65
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def _quote(sentence: str) -> str:
+    # Square brackets inside an abstract must never read as a citation (prompt-injection safe).
+    return tidy_latex(sentence).replace("[", "(").replace("]", ")")
+
+
+def tidy_latex(text: str) -> str:
+    """The few LaTeX habits of abstracts that read badly in a terminal: \\%, ``quotes'', $x$, **bold**."""
+    text = re.sub(r"\\([%&_#$])", r"\1", text)
+    text = text.replace("``", "“").replace("''", "”").replace("**", "")
+    return re.sub(r"\$([^$]{1,40})\$", r"\1", text)
+
+
+class ExtractiveBackend:
+    name = "extractive"
+    streams = False
+
+    def __init__(self, embedder: Embedder, settings: Settings) -> None:
+        self.embedder = embedder
+        self.list_ratio = settings.evidence_ratio
+        self.detail_ratio = settings.detail_ratio
+
+    def generate(
+        self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
+    ) -> Generation:
+        if not sources:
+            return Generation(text="", abstained=True)
+        top = sources[0].score
+        asks_for_list = bool(_LIST_QUESTION.search(question))
+        # A list question wants every paper near the top; a detail question wants only clear matches.
+        ratio = self.list_ratio if asks_for_list else self.detail_ratio
+        kept = [s for s in sources if s.score >= ratio * top]
+        wants_list = asks_for_list and len(kept) > 1
+
+        sentences = [(i, j, s) for i, src in enumerate(kept) for j, s in enumerate(split_sentences(src.abstract))]
+        vectors = self.embedder.embed([search_text(question)] + [s for _, _, s in sentences])
+        similarity = vectors[1:] @ vectors[0]
+        question_words = content_words(question)
+
+        scored: dict[int, list[tuple[float, int, str]]] = {}
+        for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
+            overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
+            scored.setdefault(i, []).append((float(sim) + LEXICAL_WEIGHT * overlap, j, sentence))
+
+        lines = []
+        for i, source in enumerate(kept):
+            ranked = sorted(scored.get(i, []), key=lambda t: (-t[0], t[1]))
+            if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
+                continue  # close in embedding space, but no sentence of it speaks to the question
+            if wants_list:
+                chosen = ranked[:1]
+                # Prefer the sentence saying what the paper does over background on the field.
+                contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
+                if ranked and contributions and contributions[0][0] >= ranked[0][0] - CONTRIBUTION_MARGIN:
+                    chosen = contributions[:1]
+            else:
+                # A detail question gets a little more context from its best paper.
+                chosen = sorted(ranked[: 2 if i == 0 else 1], key=lambda t: t[1])  # the abstract's order
+            text = " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
+            lines.append(f"- {text} [{source.id}]")
+        count = len(lines)
+        lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
+        return Generation(text=lead + "\n" + "\n".join(lines))
+
+    @staticmethod
+    def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:
+        score, _, sentence = best
+        return bool(question_words & content_words(sentence)) or score >= SENTENCE_EVIDENCE

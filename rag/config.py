@@ -1,0 +1,111 @@
+"""One settings object for the whole pipeline, read from `RAG_*` environment variables.
+
+CLI flags override fields with `dataclasses.replace`; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _default_store() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("rag-papers", appauthor=False)) / "store"
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        from .errors import InputError
+
+        raise InputError(f"{name}={raw!r} is not a number") from None
+
+
+def _env_int(name: str, default: int) -> int:
+    value = _env_float(name, default)
+    if value != int(value):
+        from .errors import InputError
+
+        raise InputError(f"{name}={value!r} is not a whole number")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know; defaults work offline with no configuration."""
+
+    store: Path = field(default_factory=_default_store)
+    chroma_url: str | None = None
+    collection: str = "papers"
+
+    # Embeddings: the packaged int8 ONNX MiniLM, or any OpenAI-compatible embeddings endpoint.
+    embed_backend: str = "onnx"
+    embed_model: str = "text-embedding-3-small"
+    embed_base_url: str | None = None
+    embed_batch_size: int = 16
+
+    # Chunking, in the embedding model's own tokens (its window is 256 including [CLS]/[SEP]).
+    chunk_tokens: int = 128
+    chunk_overlap: int = 24
+
+    # Retrieval and answering.
+    k: int = 5
+    # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
+    min_score: float = 0.30
+    # Extractive answers keep papers scoring at least this fraction of the top paper's score: looser for
+    # "which papers ..." questions, stricter for questions about a detail (chosen on evals/questions.jsonl).
+    evidence_ratio: float = 0.70
+    detail_ratio: float = 0.85
+
+    backend: str = "extractive"  # extractive | openai
+    llm_base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_timeout: float = 60.0
+    llm_max_retries: int = 1
+    llm_max_tokens: int = 600
+    prompts_dir: Path | None = None
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        """Settings from the environment (`RAG_*`, plus the OpenAI SDK's own `OPENAI_*`)."""
+        env = os.environ.get
+        store = env("RAG_STORE")
+        prompts = env("RAG_PROMPTS_DIR")
+        llm_base_url = env("RAG_LLM_BASE_URL") or env("OPENAI_BASE_URL") or None
+        # With no backend named, an endpoint or a model is what "an LLM is configured" means.
+        backend = env("RAG_BACKEND") or ("openai" if llm_base_url or env("RAG_LLM_MODEL") else "extractive")
+        return cls(
+            store=Path(store).expanduser() if store else _default_store(),
+            chroma_url=env("RAG_CHROMA_URL") or None,
+            collection=env("RAG_COLLECTION") or "papers",
+            embed_backend=env("RAG_EMBED_BACKEND") or "onnx",
+            embed_model=env("RAG_EMBED_MODEL") or "text-embedding-3-small",
+            embed_base_url=env("RAG_EMBED_BASE_URL") or None,
+            embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
+            chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
+            chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
+            k=_env_int("RAG_K", 5),
+            min_score=_env_float("RAG_MIN_SCORE", 0.30),
+            evidence_ratio=_env_float("RAG_EVIDENCE_RATIO", 0.70),
+            detail_ratio=_env_float("RAG_DETAIL_RATIO", 0.85),
+            backend=backend,
+            llm_base_url=llm_base_url,
+            llm_model=env("RAG_LLM_MODEL") or "gpt-4o-mini",
+            llm_api_key=env("OPENAI_API_KEY") or None,
+            llm_timeout=_env_float("RAG_LLM_TIMEOUT", 60.0),
+            llm_max_retries=_env_int("RAG_LLM_RETRIES", 1),
+            llm_max_tokens=_env_int("RAG_LLM_MAX_TOKENS", 600),
+            prompts_dir=Path(prompts).expanduser() if prompts else None,
+        )
+
+    @property
+    def store_label(self) -> str:
+        return self.chroma_url or str(self.store)

@@ -1,0 +1,257 @@
+"""Readers for paper files: seed text lists, JSONL (also .jsonl.gz) and CSV → `Paper`.
+
+Every reader validates as it goes and raises `InputError` naming the file and line, so a bad file is
+refused before anything reaches the store.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+
+SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".jsonl.gz", ".csv")
+
+# "ICLR 2026 论文列表", "ICLR 2026 Papers", "ICLR 2025 Papers" -> venue "ICLR 2026", year 2026.
+_HEADER = re.compile(r"^\s*(?P<name>[A-Za-z][\w.&\-]*)\s+(?P<year>(?:19|20)\d\d)\b")
+_YEAR_IN_TEXT = re.compile(r"\b((?:19|20)\d\d)\b")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One abstract and what is known about it."""
+
+    id: str
+    abstract: str
+    title: str | None = None
+    year: int | None = None
+    venue: str | None = None
+    keywords: tuple[str, ...] = field(default_factory=tuple)
+    source: str = ""  # "file:line" it was read from, for error messages
+
+    @property
+    def label(self) -> str:
+        """The title, or the abstract's first words when there is none (seed lists carry no titles)."""
+        if self.title:
+            return self.title
+        return first_words(self.abstract)
+
+
+def first_words(text: str, limit: int = 12) -> str:
+    words = text.split()
+    return " ".join(words[:limit]) + (" …" if len(words) > limit else "")
+
+
+def bundled_seeds_dir() -> Path:
+    """The 95 seed abstracts: inside the installed wheel, or the repo's `seeds/` in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_data" / "seeds", here.parent / "seeds"):
+        if candidate.is_dir():
+            return candidate
+    raise InputError("the bundled seed abstracts are missing from this installation")
+
+
+def expand_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files named directly, plus the supported files inside named directories (sorted)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and _suffix(p) in SUPPORTED_SUFFIXES)
+            if not found:
+                raise InputError(f"{path}: no .txt, .jsonl, .jsonl.gz or .csv files in this directory")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        elif path.exists():
+            raise InputError(f"{path}: not a regular file")
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return files
+
+
+def load_papers(paths: Iterable[Path]) -> list[Paper]:
+    """Read and validate every file; ids must be unique across all of them."""
+    papers: list[Paper] = []
+    seen: dict[str, str] = {}
+    for file in expand_paths(paths):
+        for paper in read_file(file):
+            if paper.id in seen:
+                raise InputError(f"{paper.source}: duplicate paper id {paper.id!r} (first seen at {seen[paper.id]})")
+            seen[paper.id] = paper.source
+            papers.append(paper)
+    return papers
+
+
+def read_file(path: Path) -> Iterator[Paper]:
+    """Papers from one file, by its suffix."""
+    suffix = _suffix(path)
+    if suffix == ".txt":
+        yield from read_seed_list(path)
+    elif suffix in (".jsonl", ".jsonl.gz"):
+        yield from read_jsonl(path)
+    elif suffix == ".csv":
+        yield from read_csv(path)
+    else:
+        raise InputError(f"{path}: unsupported file type (use .txt seed lists, .jsonl, .jsonl.gz or .csv)")
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return ".jsonl.gz" if name.endswith(".jsonl.gz") else path.suffix.lower()
+
+
+def _read_text(path: Path) -> str:
+    """The whole file as UTF-8; a decoding failure names the line it happened on."""
+    try:
+        if _suffix(path) == ".jsonl.gz":
+            with gzip.open(path) as stream:
+                raw = stream.read()
+        else:
+            raw = path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputError(f"{path}: file is empty")
+    return text
+
+
+def read_seed_list(path: Path) -> Iterator[Paper]:
+    """A seed text list: a header naming venue and year, then one abstract per non-empty paragraph."""
+    lines = _read_text(path).splitlines()
+    header_index = next(i for i, line in enumerate(lines) if line.strip())
+    match = _HEADER.match(lines[header_index])
+    if not match:
+        raise InputError(f"{path}:{header_index + 1}: first line must name the venue and year, e.g. 'ICLR 2026 Papers'")
+    year = int(match["year"])
+    venue = f"{match['name']} {year}"
+    prefix = path.name.split("_", 1)[0] if "_" in path.name else path.stem
+
+    paragraphs: list[tuple[int, str]] = []
+    current: list[str] = []
+    start = 0
+    for number, line in enumerate(lines[header_index + 1 :], start=header_index + 2):
+        if line.strip():
+            if not current:
+                start = number
+            current.append(line.strip())
+        elif current:
+            paragraphs.append((start, " ".join(current)))
+            current = []
+    if current:
+        paragraphs.append((start, " ".join(current)))
+    if not paragraphs:
+        raise InputError(f"{path}: no abstracts after the header line")
+    if len(paragraphs) > 99:
+        raise InputError(f"{path}: {len(paragraphs)} abstracts; a seed list holds at most 99 (ids are two digits)")
+    for n, (line_no, text) in enumerate(paragraphs, start=1):
+        yield Paper(id=f"{prefix}-{n:02d}", abstract=text, year=year, venue=venue, source=f"{path}:{line_no}")
+
+
+def read_jsonl(path: Path) -> Iterator[Paper]:
+    """One JSON object per line with `id` and `abstract`; optional title, year, venue, keywords."""
+    seen: dict[str, int] = {}
+    any_line = False
+    for number, line in enumerate(io.StringIO(_read_text(path)), start=1):
+        if not line.strip():
+            continue
+        any_line = True
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+        paper = _paper_from_record(record, f"{path}:{number}")
+        if paper.id in seen:
+            raise InputError(f"{path}:{number}: duplicate paper id {paper.id!r} (first on line {seen[paper.id]})")
+        seen[paper.id] = number
+        yield paper
+    if not any_line:
+        raise InputError(f"{path}: file is empty")
+
+
+def read_csv(path: Path) -> Iterator[Paper]:
+    """A CSV with a header row naming at least `id` and `abstract`."""
+    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""))
+    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    for required in ("id", "abstract"):
+        if required not in fields:
+            raise InputError(f"{path}:1: missing the {required!r} column (header: {', '.join(fields) or 'none'})")
+    reader.fieldnames = fields
+    seen: dict[str, int] = {}
+    start = 2
+    try:
+        for row in reader:
+            record = {k: v for k, v in row.items() if k is not None}
+            paper = _paper_from_record(record, f"{path}:{start}")
+            if paper.id in seen:
+                raise InputError(f"{path}:{start}: duplicate paper id {paper.id!r} (first on line {seen[paper.id]})")
+            seen[paper.id] = start
+            start = reader.line_num + 1
+            yield paper
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+
+
+def _paper_from_record(record: dict, where: str) -> Paper:
+    raw_id = record.get("id")
+    if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
+        raise InputError(f"{where}: missing the 'id' field")
+    if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
+        raise InputError(f"{where}: 'id' must be a string or an integer")
+    paper_id = str(raw_id).strip()
+    if any(c in paper_id for c in "[]\n\r\t"):
+        raise InputError(f"{where}: id {paper_id!r} may not contain brackets or whitespace control characters")
+
+    abstract = record.get("abstract")
+    if not isinstance(abstract, str) or not abstract.strip():
+        raise InputError(f"{where}: missing the 'abstract' field (paper {paper_id!r})")
+
+    title = record.get("title")
+    title = title.strip() if isinstance(title, str) and title.strip() else None
+    venue = record.get("venue")
+    venue = venue.strip() if isinstance(venue, str) and venue.strip() else None
+    year = _parse_year(record.get("year"), where)
+    if year is None and venue and (m := _YEAR_IN_TEXT.search(venue)):
+        year = int(m.group(1))
+    keywords = record.get("keywords")
+    if isinstance(keywords, str):
+        keywords_t = tuple(k.strip() for k in re.split(r"[;,]", keywords) if k.strip())
+    elif isinstance(keywords, list):
+        keywords_t = tuple(str(k).strip() for k in keywords if str(k).strip())
+    else:
+        keywords_t = ()
+    return Paper(
+        id=paper_id,
+        abstract=" ".join(abstract.split()),
+        title=title,
+        year=year,
+        venue=venue,
+        keywords=keywords_t,
+        source=where,
+    )
+
+
+def _parse_year(value: object, where: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        year = int(str(value).strip())
+    except ValueError:
+        raise InputError(f"{where}: 'year' must be a number, got {value!r}") from None
+    if not 1900 <= year <= 2100:
+        raise InputError(f"{where}: 'year' {year} is out of range")
+    return year

@@ -1,0 +1,298 @@
+"""Chroma as the store: embedded `PersistentClient` by default, a `chroma run` server by configuration.
+
+Each chunk is one Chroma record (`<paper id>#<chunk number>`); every record carries its paper's content
+hash, so re-ingesting unchanged papers embeds nothing. The collection's metadata records the embedding
+model that built it: querying with another model is refused rather than returning garbage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from .chunking import Chunk, chunk_paper, paper_hash
+from .corpus import Paper
+from .errors import NotFoundError, StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .config import Settings
+    from .embedding import Embedder
+
+# Papers written per Chroma call: whole papers only, so a paper is never half-updated.
+WRITE_BATCH_CHUNKS = 128
+
+
+@dataclass
+class IngestReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    chunks_embedded: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.added + self.updated + self.unchanged
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    chunk_id: str
+    paper_id: str
+    text: str
+    score: float
+    metadata: dict
+
+
+def _client(settings: Settings):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if settings.chroma_url:
+        url = urlparse(settings.chroma_url if "://" in settings.chroma_url else f"http://{settings.chroma_url}")
+        try:
+            return chromadb.HttpClient(
+                host=url.hostname or "127.0.0.1",
+                port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+                settings=chroma_settings,
+            )
+        except Exception as exc:
+            raise StoreError(f"cannot reach the Chroma server at {settings.chroma_url} ({_short(exc)})") from None
+    try:
+        settings.store.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(settings.store), settings=chroma_settings)
+    except Exception as exc:
+        raise StoreError(f"cannot open the store at {settings.store} ({_short(exc)})") from None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+    return text[:200]
+
+
+class Store:
+    """One collection of paper chunks."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.client = _client(settings)
+        self._collection = None
+
+    # -- opening -----------------------------------------------------------------------------------
+
+    def collection(self, embedder: Embedder | None = None, create: bool = False):
+        """The collection, checked against `embedder`; `create` makes it when missing."""
+        if self._collection is None:
+            name = self.settings.collection
+            try:
+                if create:
+                    if embedder is None:
+                        raise ValueError("creating a collection needs the embedder")
+                    self._collection = self.client.get_or_create_collection(
+                        name, embedding_function=None, metadata=self._manifest(embedder)
+                    )
+                else:
+                    self._collection = self.client.get_collection(name, embedding_function=None)
+            except Exception as exc:
+                from chromadb.errors import NotFoundError as ChromaNotFound
+
+                if isinstance(exc, ChromaNotFound) and not create:
+                    return None
+                raise StoreError(
+                    f"cannot open collection {name!r} at {self.settings.store_label} ({_short(exc)})"
+                ) from None
+        if embedder is not None:
+            self._check_model(embedder)
+        return self._collection
+
+    def _manifest(self, embedder: Embedder) -> dict[str, Any]:
+        from . import __version__
+
+        return {
+            "hnsw:space": "cosine",
+            "embedding_model": embedder.name,
+            "embedding_dim": embedder.dimension,
+            "chunk_tokens": self.settings.chunk_tokens,
+            "chunk_overlap": self.settings.chunk_overlap,
+            "rag_version": __version__,
+        }
+
+    def _check_model(self, embedder: Embedder) -> None:
+        meta = self._collection.metadata or {}
+        built_with = meta.get("embedding_model")
+        if built_with and built_with != embedder.name:
+            raise StoreError(
+                f"the store at {self.settings.store_label} was built with embedding model {built_with!r}, "
+                f"not {embedder.name!r}: use the same model, or re-ingest with --rebuild"
+            )
+
+    def exists(self) -> bool:
+        return self.collection() is not None
+
+    def count_papers(self) -> int:
+        collection = self.collection()
+        if collection is None:
+            return 0
+        return len(collection.get(where={"chunk": 0}, include=[])["ids"])
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def stored_papers(self) -> dict[str, tuple[str, int]]:
+        """paper id → (content hash, number of chunks), read from each paper's chunk 0."""
+        collection = self.collection()
+        if collection is None:
+            return {}
+        result = collection.get(where={"chunk": 0}, include=["metadatas"])
+        return {
+            meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1)))
+            for meta in result["metadatas"] or []
+        }
+
+    def ingest(
+        self,
+        papers: list[Paper],
+        embedder: Embedder,
+        rebuild: bool = False,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> IngestReport:
+        """Add new papers, replace changed ones, skip unchanged ones. Returns what happened."""
+        if rebuild:
+            return self._rebuild(papers, embedder, on_progress)
+        self.collection(embedder, create=True)
+        settings = self.settings
+        stored = self.stored_papers()
+        report = IngestReport()
+        pending: list[tuple[Paper, int]] = []  # (paper, chunks it had before; 0 when new)
+        for paper in papers:
+            digest = paper_hash(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
+            previous = stored.get(paper.id)
+            if previous and previous[0] == digest:
+                report.unchanged += 1
+            else:
+                pending.append((paper, previous[1] if previous else 0))
+        done = report.unchanged
+        if on_progress:
+            on_progress(done, len(papers))
+        batch: list[tuple[Paper, int, list[Chunk]]] = []
+        for paper, old_chunks in pending:
+            chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
+            batch.append((paper, old_chunks, chunks))
+            if sum(len(c) for _, _, c in batch) >= WRITE_BATCH_CHUNKS:
+                done += self._write(batch, embedder, report)
+                batch = []
+                if on_progress:
+                    on_progress(done, len(papers))
+        if batch:
+            done += self._write(batch, embedder, report)
+            if on_progress:
+                on_progress(done, len(papers))
+        return report
+
+    def _write(self, batch: list[tuple[Paper, int, list[Chunk]]], embedder: Embedder, report: IngestReport) -> int:
+        chunks = [chunk for _, _, paper_chunks in batch for chunk in paper_chunks]
+        vectors = embedder.embed([c.embed_text for c in chunks])
+        # Stale chunks go first: if we die after this, chunk 0 still carries the old hash and the
+        # paper is redone on the next run.
+        stale = [f"{paper.id}#{n}" for paper, old, new in batch for n in range(len(new), old)]
+        collection = self.collection(embedder)
+        try:
+            if stale:
+                collection.delete(ids=stale)
+            collection.upsert(
+                ids=[c.id for c in chunks],
+                embeddings=vectors,
+                documents=[c.text for c in chunks],
+                metadatas=[c.metadata for c in chunks],
+            )
+        except Exception as exc:
+            raise StoreError(f"writing to the store at {self.settings.store_label} failed ({_short(exc)})") from None
+        for _, old, _ in batch:
+            if old:
+                report.updated += 1
+            else:
+                report.added += 1
+        report.chunks_embedded += len(chunks)
+        return len(batch)
+
+    def _rebuild(self, papers: list[Paper], embedder: Embedder, on_progress) -> IngestReport:
+        """Build a fresh collection beside the old one and swap it in only when complete."""
+        final_name = self.settings.collection
+        temp_name = f"{final_name}-rebuild"
+        with contextlib.suppress(Exception):  # a leftover from an earlier, interrupted rebuild
+            self.client.delete_collection(temp_name)
+        from dataclasses import replace
+
+        temp = Store.__new__(Store)
+        temp.settings = replace(self.settings, collection=temp_name)
+        temp.client = self.client
+        temp._collection = None
+        report = temp.ingest(papers, embedder, on_progress=on_progress)
+        with contextlib.suppress(Exception):  # nothing to replace on a first build
+            self.client.delete_collection(final_name)
+        temp.collection().modify(name=final_name)
+        self._collection = None
+        return report
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
+        """The `n` nearest chunks, best first, with cosine similarity as the score."""
+        collection = self.collection()
+        if collection is None:
+            return []
+        total = collection.count()
+        if total == 0:
+            return []
+        result = collection.query(
+            query_embeddings=[vector.tolist()],
+            n_results=min(n, total),
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        hits = []
+        for chunk_id, text, meta, distance in zip(
+            result["ids"][0],
+            result["documents"][0],
+            result["metadatas"][0],
+            result["distances"][0],
+            strict=True,
+        ):
+            hits.append(ChunkHit(chunk_id, meta["paper_id"], text or "", 1.0 - float(distance), meta))
+        return hits
+
+    def get_papers(self, ids: Iterable[str]) -> dict[str, Paper]:
+        """Full papers (from chunk 0) for the ids that exist."""
+        ids = list(dict.fromkeys(ids))
+        collection = self.collection()
+        if collection is None or not ids:
+            return {}
+        result = collection.get(ids=[f"{pid}#0" for pid in ids], include=["metadatas", "documents"])
+        papers = {}
+        for meta, document in zip(result["metadatas"], result["documents"], strict=True):
+            papers[meta["paper_id"]] = paper_from_metadata(meta, document)
+        return papers
+
+    def get_paper(self, paper_id: str) -> Paper:
+        paper = self.get_papers([paper_id]).get(paper_id)
+        if paper is None:
+            raise NotFoundError(f"no paper with id {paper_id!r} in the store at {self.settings.store_label}")
+        return paper
+
+
+def paper_from_metadata(meta: dict, document: str | None = None) -> Paper:
+    year = meta.get("year", -1)
+    keywords = tuple(k for k in (meta.get("keywords") or "").split("; ") if k)
+    return Paper(
+        id=meta["paper_id"],
+        abstract=meta.get("abstract") or document or "",
+        title=meta.get("title") or None,
+        year=year if isinstance(year, int) and year > 0 else None,
+        venue=meta.get("venue") or None,
+        keywords=keywords,
+    )

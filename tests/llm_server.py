@@ -1,0 +1,128 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for testing the `openai` backend for real over HTTP.
+
+The request's `model` picks the script:
+- `normal`: a JSON completion citing the first source it was given;
+- `stream`: the same answer as server-sent events, a few characters per event;
+- `bad-cite`: cites the first source and also `[999-99]`, which was never retrieved;
+- `abstain`: replies INSUFFICIENT_EVIDENCE;
+- `error500`: HTTP 500 with an OpenAI-style error body;
+- `slow`: waits `slow_seconds` before answering (for timeouts);
+- `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
+Every request body is recorded in `requests`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class ScriptedLLM:
+    def __init__(self, slow_seconds: float = 3.0) -> None:
+        self.requests: list[dict] = []
+        self.slow_seconds = slow_seconds
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body["_path"] = self.path
+                body["_auth"] = self.headers.get("Authorization", "")
+                server.requests.append(body)
+                # The client may give up (timeout or Ctrl-C): that is what such a test wanted.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    server.respond(self, body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ScriptedLLM:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- scripts -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def source_ids(body: dict) -> list[str]:
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        return re.findall(r'<source id="([^"]+)"', text)
+
+    def answer_text(self, body: dict) -> str:
+        ids = self.source_ids(body) or ["none"]
+        model = body.get("model")
+        if model == "abstain":
+            return "INSUFFICIENT_EVIDENCE"
+        text = f"The most relevant paper studies this directly [{ids[0]}]."
+        if model == "bad-cite":
+            text += " Another paper agrees [999-99]."
+        if len(ids) > 1 and model != "bad-cite":
+            text += f" A second one is related [{ids[1]}]."
+        return text
+
+    def respond(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+        model = body.get("model", "normal")
+        if model == "error500":
+            self._json(handler, 500, {"error": {"message": "internal failure", "type": "server_error"}})
+            return
+        if model == "slow":
+            time.sleep(self.slow_seconds)
+        text = self.answer_text(body)
+        if body.get("stream"):
+            delay = self.slow_seconds if model == "slow-stream" else 0.0
+            self._stream(handler, text, delay)
+            return
+        self._json(
+            handler,
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            },
+        )
+
+    @staticmethod
+    def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, text: str, delay: float) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        pieces = re.findall(r"\S+\s*", text) if delay else [text[i : i + 5] for i in range(0, len(text), 5)]
+        for piece in pieces:
+            event = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": "stream",
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
+            handler.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            handler.wfile.flush()
+            if delay:
+                time.sleep(delay)
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()

@@ -1,0 +1,166 @@
+"""The CLI as a user drives it: real output, --json shapes, first-run seeding, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag import __version__
+from rag.cli import app, ask_app
+
+from .conftest import REPO
+
+runner = CliRunner()
+BIN = Path(sys.executable).parent
+
+SOURCE_KEYS = {"id", "title", "year", "venue", "score", "snippet"}
+
+
+@pytest.fixture()
+def use_seed_store(seed_store_dir, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+
+
+def test_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"rag {__version__}"
+
+
+def test_ask_prints_cited_answer_then_sources(use_seed_store):
+    result = runner.invoke(ask_app, ["which papers study unlearning?"])
+    assert result.exit_code == 0, result.output
+    answer, _, sources = result.stdout.partition("\nSources:\n")
+    assert "papers match:" in answer and "[001-02]" in answer
+    source_lines = [line.strip() for line in sources.splitlines() if line.strip()]
+    assert source_lines and all(line.startswith("[") for line in source_lines)
+    assert any(line.startswith("[001-02] 2026") for line in source_lines)
+
+
+def test_ask_json_has_the_documented_shape(use_seed_store):
+    result = runner.invoke(app, ["ask", "which papers study unlearning?", "--json", "--k", "4"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert set(payload) == {
+        "question",
+        "answer",
+        "citations",
+        "sources",
+        "abstained",
+        "backend",
+        "dropped_citations",
+        "timings_ms",
+        "usage",
+    }
+    assert payload["backend"] == "extractive" and payload["abstained"] is False and payload["usage"] is None
+    assert len(payload["sources"]) <= 4 and all(set(s) == SOURCE_KEYS for s in payload["sources"])
+    assert set(payload["citations"]) <= {s["id"] for s in payload["sources"]}
+    assert set(payload["timings_ms"]) == {"retrieve", "generate", "total"}
+    assert all(f"[{c}]" in payload["answer"] for c in payload["citations"])
+
+
+def test_search_json_shape_and_year_flag(use_seed_store):
+    result = runner.invoke(app, ["search", "clustering", "--json", "--year", "2025", "-k", "3"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["query"] == "clustering" and len(payload["results"]) == 3
+    assert all(set(r) == SOURCE_KEYS and r["year"] == 2025 for r in payload["results"])
+
+
+def test_search_text_lists_ranked_papers(use_seed_store):
+    result = runner.invoke(app, ["search", "vector quantization codebook"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].startswith(" 1. [000-01] 2026")
+
+
+def test_show_prints_the_whole_abstract(use_seed_store, seed_papers):
+    result = runner.invoke(app, ["show", "[004-19]"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("[004-19] ICLR 2025")
+    assert seed_papers[-1].abstract in " ".join(result.stdout.split())
+    payload = json.loads(runner.invoke(app, ["show", "004-19", "--json"]).stdout)
+    assert payload["abstract"] == seed_papers[-1].abstract and payload["year"] == 2025
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "code"),
+    [
+        (["ask", "  "], "error: the question is empty", 2),
+        (["show", "999-99"], "error: no paper with id '999-99'", 1),
+        (
+            ["ingest", "/nonexistent/papers.jsonl"],
+            "error: /nonexistent/papers.jsonl: no such file or directory",
+            2,
+        ),
+        (["ask", "x", "--backend", "gpt"], "error: unknown backend 'gpt'", 2),
+    ],
+)
+def test_errors_are_one_line_with_nonzero_exit(use_seed_store, args, message, code):
+    result = runner.invoke(app, args)
+    assert result.exit_code == code
+    assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_failed_ingest_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(tmp_path / "store"))
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": "g1", "abstract": "Sparse mixture of experts routing."}\n')
+    assert runner.invoke(app, ["ingest", str(good)]).exit_code == 0
+    more = tmp_path / "more.jsonl"
+    more.write_text('{"id": "m1", "abstract": "Diffusion models for audio."}\n')
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,abstract\nb1,fine\nb2,\n")
+    result = runner.invoke(app, ["ingest", str(more), str(bad)])
+    assert result.exit_code == 2 and "bad.csv:3: missing the 'abstract' field" in result.stderr
+    shown = runner.invoke(app, ["search", "diffusion audio", "--json"])
+    assert [r["id"] for r in json.loads(shown.stdout)["results"]] == ["g1"]  # m1 was not half-written
+
+
+def test_ingest_reports_added_then_unchanged(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(tmp_path / "store"))
+    path = tmp_path / "p.csv"
+    path.write_text("id,abstract,title\np1,We study tokenizers.,Tokenizers\np2,We study optimizers.,Optimizers\n")
+    first = runner.invoke(app, ["ingest", str(path)])
+    assert first.exit_code == 0 and "2 added, 0 updated, 0 unchanged" in first.stdout
+    second = runner.invoke(app, ["ingest", str(path)])
+    assert "0 added, 0 updated, 2 unchanged (0 chunks embedded" in second.stdout
+
+
+def test_empty_named_store_says_how_to_fill_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(tmp_path / "empty"))
+    result = runner.invoke(app, ["ask", "anything"])
+    assert result.exit_code == 1 and "is empty: add papers with `rag ingest FILE...`" in result.stderr
+
+
+def run_installed(args: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def test_first_ask_on_a_fresh_machine_indexes_the_seeds_then_answers(tmp_path):
+    """The README's quick start: the installed `ask`, from any directory, no configuration, no network."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    first = run_installed([str(BIN / "ask"), "which papers study unlearning?"], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "First run: indexing the 95 bundled seed abstracts" in first.stderr
+    assert "[001-02]" in first.stdout and "Sources:" in first.stdout
+    assert (tmp_path / "data" / "rag-papers" / "store").is_dir()
+    second = run_installed([str(BIN / "rag"), "ask", "which papers study unlearning?"], env, tmp_path)
+    assert second.returncode == 0 and "First run" not in second.stderr
+    assert second.stdout == first.stdout
+
+
+def test_installed_command_errors_have_no_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
+    env["RAG_STORE"] = str(tmp_path / "s")
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b'{"id": "x", "abstract": "caf\xe9"}\n')
+    result = run_installed([str(BIN / "rag"), "ingest", str(bad)], env, REPO)
+    assert result.returncode == 2
+    assert result.stderr == f"error: {bad}:1: not UTF-8 text (byte 0xe9)\n"

@@ -1,0 +1,123 @@
+"""The `openai` backend against a real OpenAI-compatible HTTP server on 127.0.0.1 with scripted replies."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from rag.answer import ask
+from rag.cli import app
+from rag.config import Settings
+
+from .llm_server import ScriptedLLM
+
+runner = CliRunner()
+KEY = "sk-test-DO-NOT-LEAK-4242"
+QUESTION = "which papers study unlearning?"
+
+
+@pytest.fixture()
+def llm():
+    with ScriptedLLM(slow_seconds=3.0) as server:
+        yield server
+
+
+@pytest.fixture()
+def configure(llm, seed_store_dir, monkeypatch):
+    """Point the CLI at the scripted server; the scenario is the model name."""
+
+    def use(model: str) -> None:
+        monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+        monkeypatch.setenv("RAG_LLM_BASE_URL", llm.url)
+        monkeypatch.setenv("RAG_LLM_MODEL", model)
+        monkeypatch.setenv("RAG_LLM_TIMEOUT", "1")
+        monkeypatch.setenv("RAG_LLM_RETRIES", "0")
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    return use
+
+
+def test_configured_endpoint_answers_with_checked_citations(configure, llm):
+    configure("normal")
+    result = runner.invoke(app, ["ask", QUESTION, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    sent_ids = llm.source_ids(llm.requests[0])
+    assert payload["backend"] == "openai" and not payload["abstained"]
+    assert payload["citations"] == sent_ids[:2]
+    assert [s["id"] for s in payload["sources"]] == sent_ids
+    assert payload["usage"]["total_tokens"] == 120
+    request = llm.requests[0]
+    assert request["_path"] == "/v1/chat/completions" and request["_auth"] == f"Bearer {KEY}"
+    assert request["messages"][0]["content"].startswith("You answer questions about research papers")
+    assert "Question: which papers study unlearning?" in request["messages"][1]["content"]
+    assert KEY not in result.output
+
+
+def test_answer_streams_to_the_terminal(configure, llm, seed_store):
+    configure("stream")
+    result = runner.invoke(app, ["ask", QUESTION])
+    assert result.exit_code == 0, result.output
+    assert llm.requests[-1]["stream"] is True
+    first_id = llm.source_ids(llm.requests[-1])[0]
+    assert result.stdout.startswith(f"The most relevant paper studies this directly [{first_id}].")
+    assert "\nSources:\n" in result.stdout
+
+    pieces: list[str] = []
+    store, embedder = seed_store
+    answer = ask(QUESTION, store, embedder, Settings.from_env(), "openai", on_text=pieces.append)
+    assert len(pieces) > 3 and "".join(pieces).strip() == answer.answer
+
+
+def test_citation_of_a_paper_not_retrieved_is_removed_and_reported(configure):
+    configure("bad-cite")
+    payload = json.loads(runner.invoke(app, ["ask", QUESTION, "--json"]).stdout)
+    assert payload["dropped_citations"] == ["999-99"]
+    assert "999-99" not in payload["answer"] and "999-99" not in payload["citations"]
+    assert payload["answer"].endswith("Another paper agrees.")
+
+    shown = runner.invoke(app, ["ask", QUESTION])  # streamed: the bad id never reaches the screen
+    assert shown.exit_code == 0 and "999-99" not in shown.stdout
+    assert "removed 1 citation(s) to papers that were not retrieved: 999-99" in shown.stderr
+
+
+def test_model_saying_the_abstracts_do_not_answer_is_an_abstention(configure):
+    configure("abstain")
+    payload = json.loads(runner.invoke(app, ["ask", QUESTION, "--json"]).stdout)
+    assert payload["abstained"] is True and payload["citations"] == []
+    assert "INSUFFICIENT_EVIDENCE" not in payload["answer"]
+    shown = runner.invoke(app, ["ask", QUESTION])
+    assert "INSUFFICIENT_EVIDENCE" not in shown.stdout and "don't answer this" in shown.stdout
+
+
+def test_server_error_is_one_line_without_the_key(configure, llm):
+    configure("error500")
+    result = runner.invoke(app, ["ask", QUESTION])
+    assert result.exit_code == 1
+    assert result.stderr == f"error: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure)\n"
+    assert KEY not in result.output
+
+
+def test_timeout_is_reported_within_the_configured_limit(configure, llm):
+    configure("slow")
+    started = time.monotonic()
+    result = runner.invoke(app, ["ask", QUESTION, "--json"])
+    assert time.monotonic() - started < 3.0  # gave up at the 1 s timeout, not after the 3 s reply
+    assert result.exit_code == 1
+    assert result.stderr == f"error: the LLM endpoint at {llm.url} did not answer within 1s\n"
+
+
+def test_unreachable_endpoint_is_a_clear_error(configure, monkeypatch):
+    configure("normal")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("RAG_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    result = runner.invoke(app, ["ask", QUESTION])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: cannot reach the LLM endpoint at http://127.0.0.1:{port}/v1")
+    assert result.stderr.count("\n") == 1 and KEY not in result.output

@@ -1,0 +1,101 @@
+"""The Chroma store: incremental ingest (hash per paper), replacement of changed papers, rebuild, model check."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rag.config import Settings
+from rag.corpus import Paper
+from rag.embedding import get_embedder
+from rag.errors import NotFoundError, StoreError
+from rag.store import Store
+
+LONG = " ".join(f"Finding {i} concerns sparse attention kernels on long sequences." for i in range(40))
+
+
+def papers(long_abstract: str = LONG) -> list[Paper]:
+    return [
+        Paper(
+            id="a",
+            abstract="We study machine unlearning for large language models.",
+            year=2026,
+            venue="ICLR 2026",
+        ),
+        Paper(id="b", abstract=long_abstract, title="Sparse attention", year=2025, venue="ICLR 2025"),
+        Paper(id="c", abstract="Graph neural networks for molecule property prediction.", year=2025),
+    ]
+
+
+@pytest.fixture()
+def settings(tmp_path):
+    return replace(Settings(), store=tmp_path / "store")
+
+
+def chunk_ids(store: Store) -> list[str]:
+    return sorted(store.collection().get(include=[])["ids"])
+
+
+def test_reingesting_unchanged_papers_embeds_nothing(settings):
+    embedder = get_embedder(settings)
+    first = Store(settings).ingest(papers(), embedder)
+    assert (first.added, first.updated, first.unchanged) == (3, 0, 0)
+    assert first.chunks_embedded > 3  # the long abstract is several chunks
+    before = chunk_ids(Store(settings))
+    again = Store(settings).ingest(papers(), embedder)
+    assert (again.added, again.updated, again.unchanged, again.chunks_embedded) == (0, 0, 3, 0)
+    assert chunk_ids(Store(settings)) == before
+
+
+def test_changed_abstract_replaces_all_of_that_papers_old_chunks(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    store = Store(settings)
+    assert len([i for i in chunk_ids(store) if i.startswith("b#")]) > 1
+
+    report = Store(settings).ingest(papers("Now a short abstract about tokenizer-free language models."), embedder)
+    assert (report.added, report.updated, report.unchanged) == (0, 1, 2)
+    store = Store(settings)
+    assert [i for i in chunk_ids(store) if i.startswith("b#")] == ["b#0"]  # no stale chunks left
+    assert store.get_paper("b").abstract.startswith("Now a short abstract")
+    hits = store.query(embedder.embed(["tokenizer-free language models"])[0], n=3)
+    assert hits[0].paper_id == "b" and "Finding" not in hits[0].text
+
+
+def test_rebuild_reembeds_everything_into_a_fresh_collection(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    report = Store(settings).ingest(papers()[:2], embedder, rebuild=True)
+    assert (report.added, report.unchanged) == (2, 0)
+    store = Store(settings)
+    assert store.count_papers() == 2  # paper c was not in the rebuild
+    assert [c.name for c in store.client.list_collections()] == [settings.collection]
+
+
+def test_store_records_its_embedding_model_and_refuses_another(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    store = Store(settings)
+    assert store.collection().metadata["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert store.collection().metadata["embedding_dim"] == 384
+
+    class OtherModel:
+        name = "some-other-model"
+        dimension = 384
+
+    with pytest.raises(StoreError, match="built with embedding model 'all-MiniLM-L6-v2-onnx-int8'"):
+        Store(settings).collection(OtherModel())
+
+
+def test_unknown_paper_id_is_a_clear_error(settings):
+    Store(settings).ingest(papers(), get_embedder(settings))
+    with pytest.raises(NotFoundError, match="no paper with id 'zz'"):
+        Store(settings).get_paper("zz")
+
+
+def test_year_filter_is_applied_in_chroma(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    hits = Store(settings).query(embedder.embed(["unlearning"])[0], n=10, where={"year": 2025})
+    assert hits and {h.paper_id for h in hits} <= {"b", "c"}
