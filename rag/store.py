@@ -164,7 +164,7 @@ class Store:
         """Add new papers, replace changed ones, skip unchanged ones. Returns what happened."""
         if rebuild:
             return self._rebuild(papers, embedder, on_progress)
-        self.collection(embedder, create=True)
+        self.collection(embedder)  # an existing store must have been built with this embedder
         settings = self.settings
         stored = self.stored_papers()
         report = IngestReport()
@@ -200,7 +200,8 @@ class Store:
         # Stale chunks go first: if we die after this, chunk 0 still carries the old hash and the
         # paper is redone on the next run.
         stale = [f"{paper.id}#{n}" for paper, old, new in batch for n in range(len(new), old)]
-        collection = self.collection(embedder)
+        # Created on first write: an endpoint's embedding dimension is known only after its first reply.
+        collection = self.collection(embedder, create=True)
         try:
             if stale:
                 collection.delete(ids=stale)

@@ -8,12 +8,14 @@ The request's `model` picks the script:
 - `error500`: HTTP 500 with an OpenAI-style error body;
 - `slow`: waits `slow_seconds` before answering (for timeouts);
 - `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
+`POST /v1/embeddings` answers with deterministic bag-of-words vectors.
 Every request body is recorded in `requests`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import threading
@@ -73,6 +75,9 @@ class ScriptedLLM:
         return text
 
     def respond(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+        if handler.path.endswith("/embeddings"):
+            self._json(handler, 200, self.embeddings(body))
+            return
         model = body.get("model", "normal")
         if model == "error500":
             self._json(handler, 500, {"error": {"message": "internal failure", "type": "server_error"}})
@@ -96,6 +101,20 @@ class ScriptedLLM:
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
             },
         )
+
+    @staticmethod
+    def embeddings(body: dict) -> dict:
+        """Deterministic bag-of-words vectors (64 hashed buckets): texts sharing words come out close."""
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for index, text in enumerate(inputs):
+            vector = [0.0] * 64
+            for word in re.findall(r"[a-z]+", text.lower()):
+                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+            vector[0] += 0.01  # never all zeros
+            data.append({"object": "embedding", "index": index, "embedding": vector})
+        usage = {"prompt_tokens": 1, "total_tokens": 1}
+        return {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
 
     @staticmethod
     def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:

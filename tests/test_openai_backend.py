@@ -121,3 +121,27 @@ def test_unreachable_endpoint_is_a_clear_error(configure, monkeypatch):
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: cannot reach the LLM endpoint at http://127.0.0.1:{port}/v1")
     assert result.stderr.count("\n") == 1 and KEY not in result.output
+
+
+def test_openai_compatible_embeddings_by_configuration(llm, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("RAG_EMBED_BACKEND", "openai")
+    monkeypatch.setenv("RAG_EMBED_BASE_URL", llm.url)
+    monkeypatch.setenv("RAG_EMBED_MODEL", "bow-64")
+    papers = tmp_path / "p.jsonl"
+    papers.write_text(
+        '{"id": "q1", "abstract": "Quantum error correction with surface codes."}\n'
+        '{"id": "r1", "abstract": "Reinforcement learning for robot locomotion."}\n'
+    )
+    assert runner.invoke(app, ["ingest", str(papers)]).exit_code == 0
+    assert any(r["_path"] == "/v1/embeddings" for r in llm.requests)
+    found = json.loads(runner.invoke(app, ["search", "robot locomotion", "--json"]).stdout)
+    assert found["results"][0]["id"] == "r1"
+
+    from rag.store import Store
+
+    meta = Store(Settings.from_env()).collection().metadata
+    assert (meta["embedding_model"], meta["embedding_dim"]) == ("openai:bow-64", 64)
+    monkeypatch.delenv("RAG_EMBED_BACKEND")  # back to the packaged model: the store must refuse it
+    result = runner.invoke(app, ["search", "robot", "--json"])
+    assert result.exit_code == 1 and "was built with embedding model 'openai:bow-64'" in result.stderr
