@@ -73,6 +73,7 @@ def ask(
     year: int | None = None,
     venue: str | None = None,
     on_text: Callable[[str], None] | None = None,
+    paper_ids: list[str] | None = None,
 ) -> Answer:
     """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes."""
     from .backends import get_backend
@@ -80,7 +81,7 @@ def ask(
     started = time.perf_counter()
     question = clean_question(question)
     backend = get_backend(backend_name or settings.backend, settings, embedder)
-    found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue)
+    found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue, paper_ids=paper_ids)
     sources = found.sources
     timings = {"retrieve": found.elapsed_ms, "generate": 0.0}
 

@@ -72,13 +72,15 @@ class Retrieval:
     elapsed_ms: float
 
 
-def build_where(year: int | None = None, venue: str | None = None) -> dict | None:
+def build_where(year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None) -> dict | None:
     """A Chroma metadata filter for the given restrictions (None when there are none)."""
     clauses: list[dict] = []
     if year is not None:
         clauses.append({"year": year})
     if venue:
         clauses.append({"venue": venue})
+    if paper_ids:
+        clauses.append({"paper_id": {"$in": list(paper_ids)}})
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -92,12 +94,16 @@ def retrieve(
     k: int | None = None,
     year: int | None = None,
     venue: str | None = None,
+    paper_ids: list[str] | None = None,
 ) -> Retrieval:
-    """Dense top-k over chunks, grouped to paper level (each paper once, with its best chunk)."""
+    """Dense top-k over chunks, grouped to paper level (each paper once, with its best chunk).
+
+    `paper_ids` restricts the search to those papers (a follow-up about papers already on screen).
+    """
     started = time.perf_counter()
     k = k or settings.k
     vector = embedder.embed([search_text(query)])[0]
-    hits = store.query(vector, n=k * CHUNKS_PER_PAPER, where=build_where(year, venue))
+    hits = store.query(vector, n=k * CHUNKS_PER_PAPER, where=build_where(year, venue, paper_ids))
     best: dict[str, Source] = {}
     for hit in hits:  # best first, so the first hit of a paper is its best chunk
         if hit.paper_id in best:

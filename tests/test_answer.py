@@ -109,3 +109,9 @@ def test_injected_brackets_in_an_abstract_never_become_citations(tmp_path):
 def test_empty_question_is_refused(question):
     with pytest.raises(InputError, match="the question is empty"):
         clean_question(question)
+
+
+def test_search_can_be_restricted_to_named_papers(seed_store, seed_settings):
+    store, embedder = seed_store
+    sources = retrieve("what datasets does it use?", store, embedder, seed_settings, paper_ids=["000-01"]).sources
+    assert [s.id for s in sources] == ["000-01"]
