@@ -12,6 +12,7 @@ from .errors import InputError
 from .retrieval import Source, retrieve
 
 if TYPE_CHECKING:
+    from .backends import Backend
     from .config import Settings
     from .embedding import Embedder
     from .store import Store
@@ -82,8 +83,21 @@ def ask(
     question = clean_question(question)
     backend = get_backend(backend_name or settings.backend, settings, embedder)
     found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue, paper_ids=paper_ids)
-    sources = found.sources
-    timings = {"retrieve": found.elapsed_ms, "generate": 0.0}
+    return answer_from_sources(question, found.sources, backend, settings, on_text, found.elapsed_ms, started)
+
+
+def answer_from_sources(
+    question: str,
+    sources: list[Source],
+    backend: Backend,
+    settings: Settings,
+    on_text: Callable[[str], None] | None = None,
+    retrieve_ms: float = 0.0,
+    started: float | None = None,
+) -> Answer:
+    """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too)."""
+    started = time.perf_counter() if started is None else started
+    timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
     if not sources or sources[0].score < settings.min_score:
         text = abstention_text(sources, settings.min_score)

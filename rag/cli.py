@@ -335,6 +335,127 @@ def show(
     console.print(paper.abstract, markup=False)
 
 
+@app.command("eval")
+@friendly
+def eval_command(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Question sets (JSONL); default: the bundled evals/questions.jsonl.")
+    ] = None,
+    k: KOpt = None,
+    backend: Annotated[str | None, typer.Option("--backend", "-b", help="extractive | openai.")] = None,
+    retriever: Annotated[
+        list[str] | None, typer.Option("--retriever", help="Retrieval variant; repeat to compare several.")
+    ] = None,
+    qtype: Annotated[list[str] | None, typer.Option("--type", help="Only questions of this type (repeatable).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write results.json, report.md and chart.png here.")] = None,
+    compare: Annotated[
+        list[Path] | None, typer.Option("--compare", help="Compare two results.json files (give it twice).")
+    ] = None,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option("--fail-under", help="METRIC=VALUE or TYPE:METRIC=VALUE; exit 3 when the run is worse."),
+    ] = None,
+    judge: Annotated[
+        bool | None, typer.Option("--judge/--no-judge", help="LLM-judge scores (default: on for LLM backends).")
+    ] = None,
+    as_json: JsonOpt = False,
+    store: StoreOpt = None,
+    chroma_url: ChromaOpt = None,
+) -> None:
+    """Score retrieval, citations, coverage, abstention and latency on a question set."""
+    from . import evaluation
+
+    if compare:
+        if len(compare) != 2:
+            raise InputError("--compare takes exactly two results.json files")
+        a, b = (_read_results(p) for p in compare)
+        typer.echo(evaluation.compare_table(a, b, compare[0].parent.name or "A", compare[1].parent.name or "B"))
+        return
+    floors = [evaluation.parse_floor(spec) for spec in fail_under or []]
+    settings = _settings(store, chroma_url, backend=backend)
+    paths = files or [evaluation.default_questions_file()]
+    questions = evaluation.load_questions(paths)
+    if qtype:
+        questions = [q for q in questions if q.type in qtype]
+        if not questions:
+            raise InputError(f"no questions of type {', '.join(qtype)}")
+    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
+    k_value = k or settings.k
+    use_judge = settings.backend != "extractive" if judge is None else judge
+    grader = evaluation.Judge(settings) if use_judge else None
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    runs = []
+    variants = retriever or [settings.retriever]
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_stderr_console(),
+    ) as progress:
+        for variant in variants:
+            task = progress.add_task(f"eval {variant}", total=len(questions))
+            runs.append(
+                evaluation.run_eval(
+                    questions,
+                    store_,
+                    embedder,
+                    settings,
+                    variant,
+                    settings.backend,
+                    k_value,
+                    grader,
+                    on_progress=lambda done, task=task: progress.update(task, completed=done),
+                )
+            )
+    meta = {
+        "files": [str(p) for p in paths],
+        "n_questions": len(questions),
+        "backend": settings.backend,
+        "k": k_value,
+        "store": settings.store_label,
+        "papers": store_.count_papers(),
+        "version": __version__,
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+    }
+    payload = evaluation.results_payload(runs, meta)
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        (out / "report.md").write_text(evaluation.markdown_report(payload))
+        written = ["results.json", "report.md"]
+        if evaluation.write_chart(payload, out / "chart.png"):
+            written.append("chart.png")
+        else:
+            _stderr_console().print("note: no chart.png without matplotlib (pip install 'rag-papers[eval]')")
+    if as_json:
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(evaluation.overall_table(payload["runs"]))
+        for run in payload["runs"]:
+            typer.echo(f"\nretriever {run['retriever']}:\n" + evaluation.by_type_table(run))
+            typer.echo(evaluation.latency_line(run))
+        if out:
+            typer.echo(f"\nwrote {', '.join(str(out / name) for name in written)}")
+    failures = [f for run in payload["runs"] for f in evaluation.check_floors(run, floors)]
+    if failures:
+        raise _fail("below the floor: " + "; ".join(failures), 3)
+
+
+def _read_results(path: Path) -> dict:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(f"{path}: not a results.json written by `rag eval --out`") from None
+    if not isinstance(payload, dict) or not payload.get("runs"):
+        raise InputError(f"{path}: not a results.json written by `rag eval --out`")
+    return payload
+
+
 # -- entry points ------------------------------------------------------------------------------------
 
 ask_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)

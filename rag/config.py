@@ -56,6 +56,7 @@ class Settings:
     chunk_overlap: int = 24
 
     # Retrieval and answering.
+    retriever: str = "dense"
     k: int = 5
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = 0.30
@@ -92,6 +93,7 @@ class Settings:
             embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
             chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
             chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
+            retriever=env("RAG_RETRIEVER") or "dense",
             k=_env_int("RAG_K", 5),
             min_score=_env_float("RAG_MIN_SCORE", 0.30),
             evidence_ratio=_env_float("RAG_EVIDENCE_RATIO", 0.70),

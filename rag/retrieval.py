@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .corpus import first_words
+from .errors import InputError
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -33,6 +34,9 @@ def search_text(question: str) -> str:
     stripped = _SCAFFOLD.sub("", question, count=1).strip(" ?.!")
     return stripped if len(stripped) >= 3 else question
 
+
+# The retrieval variants `--retriever` accepts; the first is the default.
+RETRIEVERS = ("dense",)
 
 # Chunks fetched per wanted paper: papers have 1-4 chunks, and several may hit the same paper.
 CHUNKS_PER_PAPER = 4
@@ -95,6 +99,7 @@ def retrieve(
     year: int | None = None,
     venue: str | None = None,
     paper_ids: list[str] | None = None,
+    mode: str | None = None,
 ) -> Retrieval:
     """Dense top-k over chunks, grouped to paper level (each paper once, with its best chunk).
 
@@ -102,6 +107,9 @@ def retrieve(
     """
     started = time.perf_counter()
     k = k or settings.k
+    mode = mode or settings.retriever
+    if mode not in RETRIEVERS:
+        raise InputError(f"unknown retriever {mode!r} (choose from: {', '.join(RETRIEVERS)})")
     vector = embedder.embed([search_text(query)])[0]
     hits = store.query(vector, n=k * CHUNKS_PER_PAPER, where=build_where(year, venue, paper_ids))
     best: dict[str, Source] = {}

@@ -9,7 +9,7 @@ The request's `model` picks the script:
 - `slow`: waits `slow_seconds` before answering (for timeouts);
 - `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
 `POST /v1/embeddings` answers with deterministic bag-of-words vectors.
-Every request body is recorded in `requests`.
+A prompt starting "You grade" (the eval's judge) gets fixed scores. Every request body is recorded in `requests`.
 """
 
 from __future__ import annotations
@@ -79,6 +79,22 @@ class ScriptedLLM:
             self._json(handler, 200, self.embeddings(body))
             return
         model = body.get("model", "normal")
+        messages = body.get("messages") or [{}]
+        if str(messages[0].get("content", "")).startswith("You grade"):  # the eval's LLM judge
+            text = 'Scores: {"faithfulness": 0.75, "correctness": 0.5}'
+            reply = {"role": "assistant", "content": text}
+            self._json(
+                handler,
+                200,
+                {
+                    "id": "j",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}],
+                },
+            )
+            return
         if model == "error500":
             self._json(handler, 500, {"error": {"message": "internal failure", "type": "server_error"}})
             return

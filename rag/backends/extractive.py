@@ -30,9 +30,10 @@ _STOPWORDS = frozenset(
     approach approaches method methods model models
     """.split()
 )
-# "which papers ...", "list papers on ...", "any work on ..." ask for a list: one sentence per paper.
+# "which papers ...", "list papers on ...", "papers on ..." ask for a list: one sentence per paper. The plural
+# matters: "which datasets does the X paper use?" is a question about one paper.
 _LIST_QUESTION = re.compile(
-    r"\b(which|what|list|any|find|show)\b.*\b(papers?|works?|methods|approaches)\b|^\s*(papers?|works?)\b",
+    r"\b(which|what|list|any|find|show)\b.*\b(papers|works|methods|approaches|studies)\b|^\s*(papers|works)\b",
     re.I,
 )
 LEXICAL_WEIGHT = 0.15

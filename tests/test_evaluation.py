@@ -1,0 +1,262 @@
+"""The eval harness: each metric on small hand-computed cases, and `rag eval` end to end on the seeds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from rag.cli import app
+from rag.errors import InputError
+from rag.evaluation import (
+    Question,
+    answer_claims,
+    check_floors,
+    citation_scores,
+    load_questions,
+    mention_coverage,
+    ndcg_at,
+    parse_floor,
+    parse_judgement,
+    percentile,
+    recall_at,
+    reciprocal_rank,
+    score_question,
+)
+
+from .llm_server import ScriptedLLM
+
+runner = CliRunner()
+
+
+# -- retrieval metrics ----------------------------------------------------------------------------------
+
+
+def test_recall_at_n_counts_gold_papers_in_the_top_n():
+    ranked = ["a", "x", "b", "y", "c"]
+    assert recall_at(ranked, ["a", "b", "c", "d"], 1) == 0.25
+    assert recall_at(ranked, ["a", "b", "c", "d"], 3) == 0.5
+    assert recall_at(ranked, ["a", "b", "c", "d"], 10) == 0.75
+    assert recall_at(["a", "a", "b"], ["b"], 2) == 1.0  # a repeated paper takes one rank
+    assert recall_at(ranked, [], 5) is None  # undefined for unanswerable questions
+
+
+def test_reciprocal_rank_of_the_first_gold_paper():
+    assert reciprocal_rank(["x", "y", "b", "a"], ["a", "b"]) == pytest.approx(1 / 3)
+    assert reciprocal_rank(["x"], ["a"]) == 0.0
+    assert reciprocal_rank([], ["a"]) == 0.0
+    assert reciprocal_rank(["a"], []) is None
+
+
+def test_ndcg_binary_relevance_by_hand():
+    # gold a, b; ranked a at 1, b at 3: DCG = 1 + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3)
+    assert ndcg_at(["a", "x", "b"], ["a", "b"], 10) == pytest.approx(1.5 / (1 + 1 / math.log2(3)))
+    assert ndcg_at(["a", "b"], ["a", "b"], 10) == 1.0
+    assert ndcg_at(["x", "y"], ["a"], 10) == 0.0
+    assert ndcg_at(["x", "a"], ["a"], 1) == 0.0  # outside the cut-off
+    assert ndcg_at(["a"], [], 10) is None
+
+
+# -- citations, coverage, abstention ------------------------------------------------------------------------
+
+
+def test_citation_precision_recall_f1_by_hand():
+    p, r, f = citation_scores(["a", "x"], ["a", "b", "c"])
+    assert (p, r) == (0.5, pytest.approx(1 / 3)) and f == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
+
+
+def test_duplicate_citations_count_once():
+    assert citation_scores(["a", "a", "a"], ["a", "b"]) == (1.0, 0.5, pytest.approx(2 / 3))
+
+
+def test_empty_answer_and_empty_gold_edge_cases():
+    assert citation_scores([], ["a"]) == (None, 0.0, 0.0)  # nothing cited: no precision, zero recall and F1
+    assert citation_scores(["a"], []) == (0.0, None, None)  # citing on an unanswerable question
+    assert citation_scores([], []) == (None, None, None)
+
+
+def test_must_mention_matching_ignores_case_and_latex():
+    answer = "PURGE reaches 11% unlearning effectiveness on RWKU — with **SF-DiVeQ**."
+    assert mention_coverage(answer, ["11\\%", "rwku", "$\\textbf{SF-DiVeQ}$", "GDPR"]) == 0.75
+    assert mention_coverage("", ["x"]) == 0.0
+    assert mention_coverage("anything", []) is None
+
+
+def test_score_question_abstention_and_false_abstention():
+    unanswerable = Question("u", "unanswerable", "q?", ())
+    answerable = Question("a", "fact", "q?", ("p1",), ("42",))
+    abstained = score_question(unanswerable, ["p1"], "The indexed abstracts don't answer this.", [], [], True, {}, None)
+    assert abstained["abstention_accuracy"] == 1.0 and abstained["false_abstain_rate"] is None
+    assert abstained["recall@5"] is None and abstained["citation_f1"] is None
+    wrong = score_question(answerable, ["p1"], "", [], [], True, {}, None)
+    assert wrong["false_abstain_rate"] == 1.0 and wrong["abstention_accuracy"] is None
+    assert wrong["citation_recall"] == 0.0 and wrong["must_mention"] == 0.0
+
+
+def test_dropped_rate_counts_removed_citations():
+    q = Question("a", "fact", "q?", ("p1",))
+    metrics = score_question(q, ["p1"], "x [p1]", ["p1"], ["zz", "yy", "zz"], False, {"p1": "x"}, None)
+    assert metrics["dropped_rate"] == pytest.approx(2 / 3)
+
+
+# -- groundedness --------------------------------------------------------------------------------------------
+
+
+def test_answer_claims_carry_a_line_citation_back_over_its_sentences():
+    answer = "2 papers match:\n- First claim here. Second claim here. [p1]\n- Third claim, uncited."
+    assert answer_claims(answer) == [
+        ("First claim here.", ["p1"]),
+        ("Second claim here.", ["p1"]),
+        ("Third claim, uncited.", []),
+    ]
+
+
+def test_groundedness_supported_unsupported_and_uncited(seed_store):
+    from rag.evaluation import groundedness
+
+    _, embedder = seed_store
+    abstracts = {"p1": "We propose DiVeQ, which treats quantization as adding an error vector."}
+    assert (
+        groundedness("We propose DiVeQ, which treats quantization as adding an error vector. [p1]", abstracts, embedder)
+        == 1.0
+    )
+    assert groundedness("Bread rises with yeast and warm water overnight. [p1]", abstracts, embedder) == 0.0
+    assert groundedness("DiVeQ treats quantization as adding an error vector.", abstracts, embedder) == 0.0
+    assert groundedness("DiVeQ adds an error vector [p1]. Bread needs yeast [p1].", abstracts, embedder) == 0.5
+
+
+# -- odds and ends -------------------------------------------------------------------------------------------
+
+
+def test_percentile_nearest_rank():
+    assert percentile([5, 1, 3, 2, 4], 50) == 3
+    assert percentile(list(range(1, 101)), 95) == 95
+    assert percentile([], 50) is None
+
+
+def test_floors_parse_and_check():
+    assert parse_floor("recall@5=0.8") == ("recall@5", None, 0.8)
+    assert parse_floor("topic:citation_f1=0.5") == ("citation_f1", "topic", 0.5)
+    with pytest.raises(InputError, match="unknown metric 'recal@5'"):
+        parse_floor("recal@5=0.8")
+    with pytest.raises(InputError, match="expected METRIC=VALUE"):
+        parse_floor("recall@5")
+    run = {"overall": {"recall@5": 0.9, "dropped_rate": 0.2}, "by_type": {"topic": {"citation_f1": 0.4}}}
+    floors = [parse_floor(s) for s in ("recall@5=0.8", "topic:citation_f1=0.5", "dropped_rate=0.1", "mrr=0.1")]
+    assert check_floors(run, floors) == [
+        "topic:citation_f1 0.400 < 0.5",
+        "dropped_rate 0.200 > 0.1",
+        "mrr was not measured",
+    ]
+
+
+def test_judge_reply_parsing():
+    assert parse_judgement('Sure: {"faithfulness": 0.9, "correctness": 1.4}') == {
+        "judge_faithfulness": 0.9,
+        "judge_correctness": 1.0,
+    }
+    assert parse_judgement("no json here") == {"judge_faithfulness": None, "judge_correctness": None}
+
+
+def test_bad_question_file_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"qid": "a", "type": "fact", "question": "x?", "gold_ids": []}\n{"qid": "b", "type": "fact"}\n')
+    with pytest.raises(InputError, match=r"q\.jsonl:2: missing 'question'"):
+        load_questions([path])
+
+
+def test_team_question_set_is_well_formed(seed_papers):
+    questions = load_questions([__import__("rag.evaluation").evaluation.default_questions_file()])
+    ids = {p.id for p in seed_papers}
+    assert len(questions) >= 60
+    counts = {t: sum(q.type == t for q in questions) for t in {q.type for q in questions}}
+    assert counts["topic"] >= 15 and counts["fact"] >= 15 and counts["paraphrase"] >= 8
+    assert counts["multi"] >= 6 and counts["unanswerable"] >= 6 and counts["venue"] >= 4
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(not q.gold_ids for q in questions if q.type == "unanswerable")
+
+
+# -- the command --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def small_set(tmp_path):
+    rows = [
+        {
+            "qid": "f1",
+            "type": "fact",
+            "question": "what unlearning effectiveness does PURGE reach on RWKU?",
+            "gold_ids": ["001-02"],
+            "must_mention": ["11%"],
+        },
+        {
+            "qid": "t1",
+            "type": "topic",
+            "question": "which papers study unlearning?",
+            "gold_ids": ["001-02", "001-15", "001-18"],
+            "must_mention": [],
+        },
+        {
+            "qid": "u1",
+            "type": "unanswerable",
+            "question": "how do I bake sourdough bread?",
+            "gold_ids": [],
+            "must_mention": [],
+        },
+    ]
+    path = tmp_path / "small.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_eval_command_writes_results_report_and_chart(small_set, seed_store_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["eval", str(small_set), "--out", str(out), "--fail-under", "recall@5=0.9"])
+    assert result.exit_code == 0, result.output
+    assert "| dense | extractive | 3 |" in result.stdout
+    payload = json.loads((out / "results.json").read_text())
+    (run,) = payload["runs"]
+    assert run["overall"]["recall@5"] == 1.0 and run["by_type"]["unanswerable"]["abstention_accuracy"] == 1.0
+    assert run["by_type"]["fact"]["must_mention"] == 1.0 and run["by_type"]["fact"]["citation_precision"] == 1.0
+    assert [q["qid"] for q in run["questions"]] == ["f1", "t1", "u1"]
+    assert run["latency_ms"]["total"]["p50"] > 0
+    report = (out / "report.md").read_text()
+    assert "## By type" in report and "### u1 (unanswerable)" in report
+    assert (out / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_fails_under_a_floor_with_exit_3(small_set, seed_store_dir, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+    result = runner.invoke(app, ["eval", str(small_set), "--type", "fact", "--fail-under", "fact:recall@1=1.01"])
+    assert result.exit_code == 3
+    assert result.stderr.splitlines()[-1] == "error: below the floor: fact:recall@1 1.000 < 1.01"
+
+
+def test_eval_json_and_compare(small_set, seed_store_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+    a, b = tmp_path / "k1", tmp_path / "k5"
+    assert runner.invoke(app, ["eval", str(small_set), "-k", "1", "--out", str(a)]).exit_code == 0
+    assert runner.invoke(app, ["eval", str(small_set), "-k", "5", "--out", str(b)]).exit_code == 0
+    shown = runner.invoke(app, ["eval", "--compare", str(a / "results.json"), "--compare", str(b / "results.json")])
+    assert shown.exit_code == 0
+    row = next(line for line in shown.stdout.splitlines() if line.startswith("| citation_recall |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[2]) > float(cells[1]) and cells[3].endswith("▲")  # k=5 cites more of the gold
+    payload = json.loads(runner.invoke(app, ["eval", str(small_set), "--json", "--type", "fact"]).stdout)
+    assert payload["meta"]["n_questions"] == 1 and payload["runs"][0]["questions"][0]["citations"] == ["001-02"]
+
+
+def test_eval_with_an_llm_backend_records_tokens_and_judge_scores(small_set, seed_store_dir, monkeypatch):
+    with ScriptedLLM() as llm:
+        monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+        monkeypatch.setenv("RAG_LLM_BASE_URL", llm.url)
+        monkeypatch.setenv("RAG_LLM_MODEL", "normal")
+        result = runner.invoke(app, ["eval", str(small_set), "--json", "--type", "fact"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.stdout)["runs"][0]
+    assert run["backend"] == "openai" and run["tokens"]["total"] == 120
+    assert run["overall"]["judge_faithfulness"] == 0.75 and run["overall"]["judge_correctness"] == 0.5
+    assert any(str(r["messages"][0]["content"]).startswith("You grade") for r in llm.requests)
