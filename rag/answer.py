@@ -58,10 +58,27 @@ def clean_question(question: str) -> str:
 def abstention_text(sources: list[Source], threshold: float) -> str:
     if not sources:
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
+    closest = max(sources, key=lambda s: s.score)
     return (
         "The indexed abstracts don't answer this: the closest paper "
-        f"({sources[0].id}) scores {sources[0].score:.2f}, below the evidence threshold {threshold:.2f}."
+        f"({closest.id}) scores {closest.score:.2f}, below the evidence threshold {threshold:g}."
     )
+
+
+# A paper that contains every term of the question ("what is DiVeQ?") is evidence even when its embedding
+# score is a little low: MiniLM scores rare names and acronyms poorly. Such a paper gets this much slack.
+EXACT_MATCH_COVERAGE = 0.99
+EXACT_MATCH_SLACK = 0.10
+
+
+def weak_evidence(sources: list[Source], settings: Settings) -> bool:
+    """Abstain when the best paper scores below the threshold (less the slack for an exact-term match)."""
+    if not sources:
+        return True
+    # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
+    best = max(s.score for s in sources)
+    exact = (sources[0].term_coverage or 0.0) >= EXACT_MATCH_COVERAGE
+    return best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0)
 
 
 def ask(
@@ -99,7 +116,7 @@ def answer_from_sources(
     started = time.perf_counter() if started is None else started
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
-    if not sources or sources[0].score < settings.min_score:
+    if weak_evidence(sources, settings):
         text = abstention_text(sources, settings.min_score)
         if on_text:
             on_text(text)

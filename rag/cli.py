@@ -46,6 +46,9 @@ KOpt = Annotated[int | None, typer.Option("--k", "-k", min=1, max=100, help="Pap
 YearOpt = Annotated[int | None, typer.Option("--year", help="Only papers from this year.")]
 VenueOpt = Annotated[str | None, typer.Option("--venue", help='Only papers from this venue, e.g. "ICLR 2025".')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
+RetrieverOpt = Annotated[
+    str | None, typer.Option("--retriever", help="hybrid | dense | lexical [env: RAG_RETRIEVER; default hybrid].")
+]
 
 
 # -- plumbing ----------------------------------------------------------------------------------------
@@ -224,6 +227,7 @@ def ask_command(
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Abstain below this score [env: RAG_MIN_SCORE].")
     ] = None,
+    retriever: RetrieverOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
@@ -231,7 +235,7 @@ def ask_command(
     """Answer a question from the abstracts, citing paper ids."""
     from .answer import ask, clean_question
 
-    settings = _settings(store, chroma_url, backend=backend, min_score=min_score)
+    settings = _settings(store, chroma_url, backend=backend, min_score=min_score, retriever=retriever)
     text = clean_question(" ".join(question))
     backend_name = settings.backend
     if backend_name not in ("extractive", "openai"):
@@ -276,6 +280,7 @@ def search(
     k: KOpt = None,
     year: YearOpt = None,
     venue: VenueOpt = None,
+    retriever: RetrieverOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
@@ -284,7 +289,7 @@ def search(
     from .answer import clean_question
     from .retrieval import retrieve
 
-    settings = _settings(store, chroma_url)
+    settings = _settings(store, chroma_url, retriever=retriever)
     text = clean_question(" ".join(query))
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
     found = retrieve(text, store_, embedder, settings, k=k, year=year, venue=venue)
@@ -293,6 +298,8 @@ def search(
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     console = _stdout_console()
+    if found.filters:
+        _stderr_console().print("filtered: " + ", ".join(f"{k} {v}" for k, v in found.filters.items()), style="dim")
     if not found.sources:
         console.print("No papers match.")
     for rank, source in enumerate(found.sources, start=1):

@@ -56,10 +56,10 @@ class Settings:
     chunk_overlap: int = 24
 
     # Retrieval and answering.
-    retriever: str = "dense"
+    retriever: str = "hybrid"
     k: int = 5
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
-    min_score: float = 0.30
+    min_score: float = 0.365
     # Extractive answers keep papers scoring at least this fraction of the top paper's score: looser for
     # "which papers ..." questions, stricter for questions about a detail (chosen on evals/questions.jsonl).
     evidence_ratio: float = 0.70
@@ -93,9 +93,9 @@ class Settings:
             embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
             chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
             chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
-            retriever=env("RAG_RETRIEVER") or "dense",
+            retriever=env("RAG_RETRIEVER") or "hybrid",
             k=_env_int("RAG_K", 5),
-            min_score=_env_float("RAG_MIN_SCORE", 0.30),
+            min_score=_env_float("RAG_MIN_SCORE", 0.365),
             evidence_ratio=_env_float("RAG_EVIDENCE_RATIO", 0.70),
             detail_ratio=_env_float("RAG_DETAIL_RATIO", 0.85),
             backend=backend,

@@ -277,6 +277,7 @@ class QuestionResult:
     metrics: dict[str, float | None]
     timings_ms: dict[str, float]
     usage: dict | None = None
+    top_score: float | None = None  # the best retrieved paper's score: what abstention is decided on
 
 
 @dataclass
@@ -420,6 +421,7 @@ def run_eval(
                 metrics=metrics,
                 timings_ms={name: round(v, 1) for name, v in answer.timings_ms.items()},
                 usage=answer.usage,
+                top_score=round(max(s.score for s in sources), 4) if sources else None,
             )
         )
         if on_progress:
@@ -480,6 +482,38 @@ def parse_judgement(text: str) -> dict[str, float | None]:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             scores[f"judge_{key}"] = min(1.0, max(0.0, float(value)))
     return scores
+
+
+def threshold_sweep(questions: Sequence[dict[str, Any]], max_false_abstain: float = 0.10) -> dict[str, Any]:
+    """Abstention thresholds tried on the run's top scores: accuracy on unanswerable questions, false
+    abstentions on the rest, and the threshold with the best balanced accuracy within `max_false_abstain`."""
+    unanswerable = [q["top_score"] or 0.0 for q in questions if q["type"] == "unanswerable"]
+    answerable = [q["top_score"] or 0.0 for q in questions if q["type"] != "unanswerable" and q["gold_ids"]]
+    if not unanswerable or not answerable:
+        return {"rows": [], "best": None}
+    rows = []
+    for step in range(0, 81):
+        t = round(0.20 + step * 0.005, 3)
+        accuracy = sum(s < t for s in unanswerable) / len(unanswerable)
+        false_abstain = sum(s < t for s in answerable) / len(answerable)
+        rows.append({"threshold": t, "abstention_accuracy": accuracy, "false_abstain_rate": false_abstain,
+                     "balanced_accuracy": (accuracy + 1 - false_abstain) / 2})  # fmt: skip
+    allowed = [r for r in rows if r["false_abstain_rate"] <= max_false_abstain] or rows
+    best = max(allowed, key=lambda r: (r["balanced_accuracy"], -r["threshold"]))
+    return {"rows": rows, "best": best, "max_false_abstain": max_false_abstain}
+
+
+def sweep_table(sweep: dict[str, Any], every: float = 0.05) -> str:
+    lines = ["| threshold | abstention_accuracy | false_abstain_rate | balanced_accuracy |", "|---|---|---|---|"]
+    best = sweep["best"]
+    for row in sweep["rows"]:
+        if abs(row["threshold"] / every - round(row["threshold"] / every)) < 1e-6 or row is best:
+            mark = " **best**" if row is best else ""
+            lines.append(
+                f"| {row['threshold']:.3f}{mark} | {row['abstention_accuracy']:.3f} | "
+                f"{row['false_abstain_rate']:.3f} | {row['balanced_accuracy']:.3f} |"
+            )
+    return "\n".join(lines)
 
 
 # -- reports ------------------------------------------------------------------------------------------------
@@ -571,6 +605,20 @@ def markdown_report(payload: dict[str, Any]) -> str:
     for run in payload["runs"]:
         out += [f"## By type — retriever `{run['retriever']}`", "", by_type_table(run), "", latency_line(run), ""]
     run = payload["runs"][0]
+    sweep = threshold_sweep(run["questions"])
+    if sweep["best"]:
+        best = sweep["best"]
+        out += [
+            f"## Abstention threshold — retriever `{run['retriever']}`",
+            "",
+            f"Abstain when the best paper scores below the threshold. Best balanced accuracy with at most "
+            f"{sweep['max_false_abstain']:.0%} false abstentions: **{best['threshold']:.3f}** (abstains on "
+            f"{best['abstention_accuracy']:.0%} of unanswerable questions, wrongly on "
+            f"{best['false_abstain_rate']:.0%} of the rest).",
+            "",
+            sweep_table(sweep),
+            "",
+        ]
     out += [f"## Worst questions — retriever `{run['retriever']}`", ""]
     for q in worst_questions(run):
         m = q["metrics"]

@@ -13,7 +13,8 @@ from .errors import InputError
 if TYPE_CHECKING:
     from .config import Settings
     from .embedding import Embedder
-    from .store import Store
+    from .lexical import LexicalHit
+    from .store import ChunkHit, Store
 
 # "which papers study X?" → "X": the scaffolding carries no topic and drags every question's vector
 # towards the same generic "papers study" direction.
@@ -22,9 +23,9 @@ _SCAFFOLD = re.compile(
     r"(?:the\s+|recent\s+|other\s+)*(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
     r"(?:papers?|works?|studies|articles|publications)\s+"
     r"(?:(?:that|which|do|does)\s+)?"
-    r"(?:study|studies|studying|address|addresses|addressing|investigate|investigates|tackle|tackles|"
+    r"(?:(?:study|studies|studying|address|addresses|addressing|investigate|investigates|tackle|tackles|"
     r"explore|explores|consider|considers|focus on|focuses on|look at|deal with|deals with|are about|"
-    r"is about|about|on|propose|proposes|use|uses|using|with|for|in)?\s*",
+    r"is about|about|on|propose|proposes|use|uses|using|with|for|in)\b)?\s*",
     re.I,
 )
 
@@ -35,8 +36,49 @@ def search_text(question: str) -> str:
     return stripped if len(stripped) >= 3 else question
 
 
+_VENUES = {"iclr": "ICLR", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL", "emnlp": "EMNLP"}
+_YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"  # not "2025-bench", "2025b", "2025.5"
+# Phrases that restrict by year: "ICLR 2025 papers", "in 2026", "from 2025", "2025 papers". A year glued
+# to a name ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter.
+_VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(_VENUES)})\s*'?{_YEAR}", re.I)
+_YEAR_PHRASE = re.compile(
+    rf"(?<![\w\-.])(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+(?:the\s+)?"
+    rf"(?:year\s+)?{_YEAR}|(?<![\w\-.]){_YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class QueryFilters:
+    """A question with its restrictions taken out: what to search for, and where."""
+
+    text: str
+    year: int | None = None
+    venue: str | None = None
+
+
+def parse_filters(question: str) -> QueryFilters:
+    """Year and venue restrictions written in the question itself, removed from the search text."""
+    year: int | None = None
+    venue: str | None = None
+    text = question
+    match = _VENUE_YEAR.search(text)
+    if match:
+        year = int(match.group(2))
+        venue = f"{_VENUES[match.group(1).lower()]} {year}"
+        text = text[: match.start()] + text[match.end() :]
+    else:
+        match = _YEAR_PHRASE.search(text)
+        if match:
+            year = int(match.group(1) or match.group(2))
+            text = text[: match.start()] + text[match.end() :]
+    return QueryFilters(" ".join(text.split()), year, venue)
+
+
 # The retrieval variants `--retriever` accepts; the first is the default.
-RETRIEVERS = ("dense",)
+RETRIEVERS = ("hybrid", "dense", "lexical")
+RRF_K = 60  # the usual reciprocal-rank-fusion constant
+LEXICAL_COVERAGE = 0.5  # share of the question's (stemmed) terms a top lexical hit must contain to be fused
 
 # Chunks fetched per wanted paper: papers have 1-4 chunks, and several may hit the same paper.
 CHUNKS_PER_PAPER = 4
@@ -53,6 +95,8 @@ class Source:
     score: float
     snippet: str
     abstract: str = field(default="", repr=False)
+    # Share of the question's terms found in this paper's abstract (set on the top paper by lexical modes).
+    term_coverage: float | None = None
 
     @property
     def label(self) -> str:
@@ -74,6 +118,7 @@ class Retrieval:
     query: str
     sources: list[Source]
     elapsed_ms: float
+    filters: dict = field(default_factory=dict)  # the year/venue restrictions applied
 
 
 def build_where(year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None) -> dict | None:
@@ -101,35 +146,98 @@ def retrieve(
     paper_ids: list[str] | None = None,
     mode: str | None = None,
 ) -> Retrieval:
-    """Dense top-k over chunks, grouped to paper level (each paper once, with its best chunk).
+    """Top-k papers for `query`, each once with its best chunk; `mode` picks the retriever (see RETRIEVERS).
 
     `paper_ids` restricts the search to those papers (a follow-up about papers already on screen).
+    Every source's `score` is the cosine similarity of its best chunk, whatever ranked it, so scores mean
+    the same thing in every mode and the abstention threshold applies to all.
     """
     started = time.perf_counter()
     k = k or settings.k
     mode = mode or settings.retriever
     if mode not in RETRIEVERS:
         raise InputError(f"unknown retriever {mode!r} (choose from: {', '.join(RETRIEVERS)})")
-    vector = embedder.embed([search_text(query)])[0]
-    hits = store.query(vector, n=k * CHUNKS_PER_PAPER, where=build_where(year, venue, paper_ids))
-    best: dict[str, Source] = {}
-    for hit in hits:  # best first, so the first hit of a paper is its best chunk
-        if hit.paper_id in best:
-            continue
-        meta = hit.metadata
-        year_value = meta.get("year", -1)
-        best[hit.paper_id] = Source(
-            id=hit.paper_id,
-            title=meta.get("title") or None,
-            year=year_value if isinstance(year_value, int) and year_value > 0 else None,
-            venue=meta.get("venue") or None,
-            score=hit.score,
-            snippet=hit.text,
-        )
-    sources = sorted(best.values(), key=lambda s: -s.score)[:k]
+    filters = parse_filters(query)
+    text = search_text(filters.text)
+    year = filters.year if year is None else year
+    # A venue named in the question filters only if the store uses that exact name ("ICLR 2025").
+    if venue is None and filters.venue and store.has_venue(filters.venue):
+        venue = filters.venue
+    vector = embedder.embed([text])[0]
+    depth = k * CHUNKS_PER_PAPER
+
+    dense: dict[str, ChunkHit] = {}
+    if mode != "lexical":
+        for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids)):
+            dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
+    lexical_best: dict[str, LexicalHit] = {}
+    if mode != "dense":
+        from .lexical import get_index
+
+        for lex in get_index(store).search(text, depth, year=year, venue=venue, paper_ids=paper_ids):
+            lexical_best.setdefault(lex.paper_id, lex)
+
+    if mode == "dense":
+        ranked = list(dense)
+    elif mode == "lexical":
+        ranked = list(lexical_best)
+    elif _lexical_is_evidence(store, text, list(lexical_best.values())[:3]):
+        ranked = reciprocal_rank_fusion([list(dense), list(lexical_best)])
+    else:
+        ranked = list(dense)  # a paraphrase: the words typed are not the abstracts' words
+    ranked = ranked[:k]
+
+    # Papers found only lexically still get a cosine score (and their best lexical chunk as snippet).
+    missing = [lexical_best[p].chunk_id for p in ranked if p not in dense]
+    for hit in store.get_chunks(missing, vector):
+        dense[hit.paper_id] = hit
+    sources = [_source(dense[p]) for p in ranked if p in dense]
     # Backends quote whole abstracts, which live on each paper's chunk 0.
     papers = store.get_papers(s.id for s in sources)
     for source in sources:
         if source.id in papers:
             source.abstract = papers[source.id].abstract
-    return Retrieval(query, sources, (time.perf_counter() - started) * 1000)
+    if mode != "dense" and sources:
+        from .lexical import term_coverage
+
+        sources[0].term_coverage = term_coverage(text, [f"{sources[0].title or ''}. {sources[0].abstract}"])
+    applied = {name: value for name, value in (("year", year), ("venue", venue)) if value is not None}
+    return Retrieval(query, sources, (time.perf_counter() - started) * 1000, applied)
+
+
+def _lexical_is_evidence(store: Store, text: str, top: list[LexicalHit]) -> bool:
+    """Lexical hits count when one of the best covers most of the question's terms.
+
+    Measured on evals/questions.jsonl: fusing BM25 in unconditionally cost paraphrase questions (whose
+    words are by design not the abstract's) half their recall; gated by coverage, fusion helps topic and
+    venue questions and leaves paraphrases to the dense retriever.
+    """
+    from .lexical import term_coverage
+
+    if not top:
+        return False
+    texts = store.chunk_texts([hit.chunk_id for hit in top])
+    return term_coverage(text, texts) >= LEXICAL_COVERAGE
+
+
+def reciprocal_rank_fusion(rankings: list[list[str]], k0: int = RRF_K) -> list[str]:
+    """Items ordered by Σ 1/(k0 + rank) over the rankings they appear in (ties: first ranking's order)."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k0 + rank)
+    order = {item: i for i, item in enumerate(dict.fromkeys(item for r in rankings for item in r))}
+    return sorted(scores, key=lambda item: (-scores[item], order[item]))
+
+
+def _source(hit: ChunkHit) -> Source:
+    meta = hit.metadata
+    year_value = meta.get("year", -1)
+    return Source(
+        id=hit.paper_id,
+        title=meta.get("title") or None,
+        year=year_value if isinstance(year_value, int) and year_value > 0 else None,
+        venue=meta.get("venue") or None,
+        score=hit.score,
+        snippet=hit.text,
+    )

@@ -8,6 +8,8 @@ model that built it: querying with another model is refused rather than returnin
 from __future__ import annotations
 
 import contextlib
+import shutil
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -132,6 +134,19 @@ class Store:
                 f"not {embedder.name!r}: use the same model, or re-ingest with --rebuild"
             )
 
+    def generation(self) -> str:
+        """Changes whenever an ingest changes the collection; derived indexes record the one they saw."""
+        collection = self.collection()
+        return str((collection.metadata or {}).get("generation", "0")) if collection is not None else "none"
+
+    def _bump_generation(self) -> None:
+        collection = self.collection()
+        # Chroma replaces metadata wholesale and refuses to restate the distance function.
+        meta = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
+        meta["generation"] = uuid.uuid4().hex[:16]
+        collection.modify(metadata=meta)
+        self._collection = None
+
     def exists(self) -> bool:
         return self.collection() is not None
 
@@ -192,6 +207,11 @@ class Store:
             done += self._write(batch, embedder, report)
             if on_progress:
                 on_progress(done, len(papers))
+        if report.added or report.updated:
+            self._bump_generation()
+            from . import lexical
+
+            lexical.refresh(self)
         return report
 
     def _write(self, batch: list[tuple[Paper, int, list[Chunk]]], embedder: Embedder, report: IngestReport) -> int:
@@ -238,6 +258,10 @@ class Store:
             self.client.delete_collection(final_name)
         temp.collection().modify(name=final_name)
         self._collection = None
+        from . import lexical
+
+        lexical.refresh(self)
+        shutil.rmtree(lexical.index_dir(temp), ignore_errors=True)
         return report
 
     # -- reading -----------------------------------------------------------------------------------
@@ -266,6 +290,38 @@ class Store:
         ):
             hits.append(ChunkHit(chunk_id, meta["paper_id"], text or "", 1.0 - float(distance), meta))
         return hits
+
+    def get_chunks(self, chunk_ids: list[str], query_vector: np.ndarray) -> list[ChunkHit]:
+        """Chunks by id, scored by cosine similarity to `query_vector` (for hits found lexically)."""
+        import numpy as np
+
+        collection = self.collection()
+        if collection is None or not chunk_ids:
+            return []
+        result = collection.get(ids=chunk_ids, include=["documents", "metadatas", "embeddings"])
+        vectors = np.asarray(result["embeddings"], dtype=np.float32)
+        scores = vectors @ query_vector if len(vectors) else []
+        return [
+            ChunkHit(chunk_id, meta["paper_id"], text or "", float(score), meta)
+            for chunk_id, text, meta, score in zip(
+                result["ids"], result["documents"], result["metadatas"], scores, strict=True
+            )
+        ]
+
+    def chunk_texts(self, chunk_ids: list[str]) -> list[str]:
+        """Chunk texts with their paper's title, as they were indexed."""
+        collection = self.collection()
+        if collection is None or not chunk_ids:
+            return []
+        result = collection.get(ids=chunk_ids, include=["documents", "metadatas"])
+        return [
+            f"{meta.get('title') or ''}. {text or ''}"
+            for text, meta in zip(result["documents"], result["metadatas"], strict=True)
+        ]
+
+    def has_venue(self, venue: str) -> bool:
+        collection = self.collection()
+        return bool(collection is not None and collection.get(where={"venue": venue}, limit=1, include=[])["ids"])
 
     def get_papers(self, ids: Iterable[str]) -> dict[str, Paper]:
         """Full papers (from chunk 0) for the ids that exist."""

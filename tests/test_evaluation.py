@@ -216,7 +216,7 @@ def test_eval_command_writes_results_report_and_chart(small_set, seed_store_dir,
     out = tmp_path / "out"
     result = runner.invoke(app, ["eval", str(small_set), "--out", str(out), "--fail-under", "recall@5=0.9"])
     assert result.exit_code == 0, result.output
-    assert "| dense | extractive | 3 |" in result.stdout
+    assert "| hybrid | extractive | 3 |" in result.stdout
     payload = json.loads((out / "results.json").read_text())
     (run,) = payload["runs"]
     assert run["overall"]["recall@5"] == 1.0 and run["by_type"]["unanswerable"]["abstention_accuracy"] == 1.0

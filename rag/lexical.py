@@ -1,0 +1,242 @@
+"""BM25 over the same chunks as the dense store, for the exact terms users type (method names, acronyms,
+datasets) that MiniLM embeddings blur.
+
+bm25s with Snowball stemming, used directly rather than through llama-index's BM25Retriever: that wrapper
+keeps every node as JSON beside the index, which at 100k chunks costs seconds to load on each cold `ask`;
+the bare bm25s index loads memory-mapped in milliseconds.
+
+The index is derived data. It records the collection's `generation` (bumped by every ingest that changes
+the store); when the numbers differ it is rebuilt from the collection's documents, which is also how a
+Chroma server's index is made (cached in the user's cache directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .store import Store
+
+FORMAT_VERSION = 2
+PAGE = 5000  # documents read from Chroma per call while rebuilding
+
+
+@dataclass
+class LexicalHit:
+    chunk_id: str
+    paper_id: str
+    score: float
+
+
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+# Question words and paper boilerplate are not evidence: "what is DiVeQ?" is about "diveq" alone.
+_EXTRA_STOPWORDS = """what which who whom whose when where why how does do did done doing can could would should
+    may might will shall am is are was were been being has have had having about above after again against all
+    also any both each few more most other some such than too very just via its our we they their them this
+    those these paper papers work works study studies propose proposes proposed approach method methods
+    show shows use uses used using based new""".split()
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> list[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return sorted(set(STOPWORDS_EN) | set(_EXTRA_STOPWORDS))
+
+
+def tokenize(texts: list[str]):
+    import bm25s
+
+    return bm25s.tokenize(texts, stopwords=stopwords(), stemmer=_stemmer(), show_progress=False)
+
+
+class LexicalIndex:
+    def __init__(
+        self, bm25, chunk_ids: list[str], paper_ids: list[str], years: np.ndarray, venues: list[str], generation: str
+    ) -> None:
+        self.bm25 = bm25
+        self.chunk_ids = chunk_ids
+        self.paper_ids = paper_ids
+        self.years = years
+        self.venues = venues
+        self.generation = generation
+
+    # -- building and persistence -------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, chunk_ids: list[str], texts: list[str], metadatas: list[dict], generation: str) -> LexicalIndex:
+        import bm25s
+        import numpy as np
+
+        bm25 = bm25s.BM25()
+        if texts:
+            bm25.index(tokenize(texts), show_progress=False)
+        return cls(
+            bm25,
+            list(chunk_ids),
+            [m["paper_id"] for m in metadatas],
+            np.asarray([int(m.get("year", -1)) for m in metadatas], dtype=np.int32),
+            [str(m.get("venue", "")) for m in metadatas],
+            generation,
+        )
+
+    @classmethod
+    def from_store(cls, store: Store) -> LexicalIndex:
+        """Read every chunk back from Chroma and index it (title + text, as embedded)."""
+        collection = store.collection()
+        ids: list[str] = []
+        texts: list[str] = []
+        metas: list[dict] = []
+        total = collection.count()
+        for offset in range(0, total, PAGE):
+            page = collection.get(include=["documents", "metadatas"], limit=PAGE, offset=offset)
+            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
+                ids.append(chunk_id)
+                title = meta.get("title") or ""
+                texts.append(f"{title}. {text}" if title else (text or ""))
+                metas.append(meta)
+        return cls.build(ids, texts, metas, store.generation())
+
+    def save(self, directory: Path) -> None:
+        """Write atomically: a half-written index is never loaded."""
+        import numpy as np
+
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".lexical-", dir=directory.parent))
+        try:
+            if self.chunk_ids:
+                self.bm25.save(staging / "bm25")
+            np.save(staging / "years.npy", self.years)
+            (staging / "docs.json").write_text(
+                json.dumps({"chunk_ids": self.chunk_ids, "paper_ids": self.paper_ids, "venues": self.venues})
+            )
+            (staging / "manifest.json").write_text(
+                json.dumps({"format": FORMAT_VERSION, "generation": self.generation, "chunks": len(self.chunk_ids)})
+            )
+            old = directory.with_name(directory.name + ".old")
+            shutil.rmtree(old, ignore_errors=True)
+            if directory.exists():
+                directory.rename(old)
+            staging.rename(directory)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: Path) -> LexicalIndex | None:
+        """The saved index, or None when there is none or it is unreadable (it is then rebuilt)."""
+        import bm25s
+        import numpy as np
+
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text())
+            if manifest.get("format") != FORMAT_VERSION:
+                return None
+            docs = json.loads((directory / "docs.json").read_text())
+            years = np.load(directory / "years.npy")
+            bm25 = bm25s.BM25.load(directory / "bm25", mmap=True) if docs["chunk_ids"] else bm25s.BM25()
+        except (OSError, ValueError, KeyError):
+            return None
+        return cls(bm25, docs["chunk_ids"], docs["paper_ids"], years, docs["venues"], str(manifest["generation"]))
+
+    # -- searching --------------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        n: int,
+        year: int | None = None,
+        venue: str | None = None,
+        paper_ids: list[str] | None = None,
+    ) -> list[LexicalHit]:
+        """The `n` best-scoring chunks for `query` (score > 0), best first, within the filters."""
+        import numpy as np
+
+        if not self.chunk_ids:
+            return []
+        tokens = tokenize([query])
+        if not tokens.ids or not tokens.ids[0]:
+            return []
+        mask = None
+        if year is not None or venue or paper_ids:
+            mask = np.ones(len(self.chunk_ids), dtype=np.float32)
+            if year is not None:
+                mask *= self.years == year
+            if venue:
+                mask *= np.asarray([v == venue for v in self.venues])
+            if paper_ids:
+                wanted = set(paper_ids)
+                mask *= np.asarray([p in wanted for p in self.paper_ids])
+            if not mask.any():
+                return []
+        k = min(n, len(self.chunk_ids))
+        docs, scores = self.bm25.retrieve(tokens, k=k, show_progress=False, weight_mask=mask, n_threads=1)
+        hits = []
+        for doc, score in zip(docs[0], scores[0], strict=True):
+            if score <= 0:
+                break
+            hits.append(LexicalHit(self.chunk_ids[int(doc)], self.paper_ids[int(doc)], float(score)))
+        return hits
+
+
+def term_coverage(query: str, texts: list[str]) -> float:
+    """The largest share of the query's stemmed, non-stopword terms that one of `texts` contains."""
+    tokenized = tokenize([query, *texts])
+    vocabulary = {index: token for token, index in tokenized.vocab.items()}
+    terms = [{vocabulary[i] for i in ids} for ids in tokenized.ids]
+    wanted, documents = terms[0], terms[1:]
+    if not wanted or not documents:
+        return 0.0
+    return max(len(wanted & doc) / len(wanted) for doc in documents)
+
+
+def index_dir(store: Store) -> Path:
+    """Beside the embedded store; for a server, in the user's cache keyed by URL and collection."""
+    settings = store.settings
+    if settings.chroma_url:
+        from platformdirs import user_cache_dir
+
+        key = hashlib.sha1(settings.chroma_url.encode()).hexdigest()[:12]
+        return Path(user_cache_dir("rag-papers", appauthor=False)) / "lexical" / f"{key}-{settings.collection}"
+    return settings.store / "lexical" / settings.collection
+
+
+_loaded: dict[Path, LexicalIndex] = {}
+
+
+def get_index(store: Store) -> LexicalIndex:
+    """The lexical index in step with the store: cached in memory, loaded from disk, or rebuilt."""
+    directory = index_dir(store)
+    generation = store.generation()
+    index = _loaded.get(directory)
+    if index is None or index.generation != generation:
+        index = LexicalIndex.load(directory)
+        if index is None or index.generation != generation:
+            index = LexicalIndex.from_store(store)
+            with contextlib.suppress(OSError):  # a read-only location: keep the rebuilt index in memory only
+                index.save(directory)
+        _loaded[directory] = index
+    return index
+
+
+def refresh(store: Store) -> None:
+    """Rebuild and save after an ingest changed the store."""
+    directory = index_dir(store)
+    index = LexicalIndex.from_store(store)
+    index.save(directory)
+    _loaded[directory] = index

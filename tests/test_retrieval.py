@@ -1,0 +1,176 @@
+"""Hybrid retrieval: fusion order, the BM25 index (tiny and hand-built, and in step with the store), filters
+recognised in the question, and what the hybrid default buys over dense on the seeds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rag.answer import ask
+from rag.config import Settings
+from rag.corpus import Paper
+from rag.embedding import get_embedder
+from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
+from rag.retrieval import parse_filters, reciprocal_rank_fusion, retrieve
+from rag.store import Store
+
+
+def test_reciprocal_rank_fusion_by_hand():
+    # a: 1/61 + 1/63; b: 1/62 + 1/61; c: 1/63; d: 1/62  → b > a > d > c
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["b", "d", "a"]]) == ["b", "a", "d", "c"]
+    # one list alone keeps its order; ties keep the first ranking's order
+    assert reciprocal_rank_fusion([["x", "y"]]) == ["x", "y"]
+    assert reciprocal_rank_fusion([["p"], ["q"]]) == ["p", "q"]
+
+
+def tiny_index() -> LexicalIndex:
+    texts = [
+        "We propose DiVeQ, a differentiable vector quantization method.",
+        "Vector databases store embeddings for retrieval.",
+        "Sparse attention kernels for long sequences.",
+        "Quantization of language models to four bits.",
+    ]
+    metas = [
+        {"paper_id": "p1", "year": 2026, "venue": "ICLR 2026"},
+        {"paper_id": "p2", "year": 2025, "venue": "ICLR 2025"},
+        {"paper_id": "p3", "year": 2025, "venue": "ICLR 2025"},
+        {"paper_id": "p4", "year": 2026, "venue": "ICLR 2026"},
+    ]
+    return LexicalIndex.build([f"{m['paper_id']}#0" for m in metas], texts, metas, generation="g1")
+
+
+def test_bm25_ranks_the_exact_rare_term_first_and_stems():
+    index = tiny_index()
+    assert [h.paper_id for h in index.search("what is DiVeQ?", 4)] == ["p1"]
+    assert {h.paper_id for h in index.search("quantizing vectors", 4)} == {"p1", "p2", "p4"}
+    assert index.search("what is it?", 4) == []  # only question words: no evidence at all
+
+
+def test_bm25_filters_by_year_venue_and_paper():
+    index = tiny_index()
+    assert {h.paper_id for h in index.search("quantization", 4, year=2026)} == {"p1", "p4"}
+    assert {h.paper_id for h in index.search("vector", 4, venue="ICLR 2025")} == {"p2"}
+    assert [h.paper_id for h in index.search("quantization", 4, paper_ids=["p4"])] == ["p4"]
+    assert index.search("quantization", 4, year=1999) == []
+
+
+def test_term_coverage_ignores_question_words():
+    assert term_coverage("what is DiVeQ?", ["We propose DiVeQ."]) == 1.0
+    assert term_coverage("federated unlearning", ["machine unlearning of LLMs", "federated learning"]) == 0.5
+    assert term_coverage("what is it", ["anything"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "year", "venue"),
+    [
+        ("which ICLR 2025 papers study unlearning?", "which papers study unlearning?", 2025, "ICLR 2025"),
+        ("iclr 2026 clustering papers", "clustering papers", 2026, "ICLR 2026"),
+        ("papers on diffusion in 2026", "papers on diffusion", 2026, None),
+        ("2025 papers on reinforcement learning", "papers on reinforcement learning", 2025, None),
+        ("graph transformers from 2025?", "graph transformers ?", 2025, None),
+    ],
+)
+def test_year_and_venue_are_recognised_in_the_question(question, text, year, venue):
+    parsed = parse_filters(question)
+    assert (parsed.text, parsed.year, parsed.venue) == (text, year, venue)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what does GPT-2025 report?",
+        "results of Model2025 on ImageNet",
+        "is SOTA-2025-bench harder?",
+        "accuracy of 2025.5 points",
+        "the 2025b variant",
+        "which papers study unlearning?",
+    ],
+)
+def test_years_inside_names_and_numbers_are_not_filters(question):
+    parsed = parse_filters(question)
+    assert (parsed.text, parsed.year, parsed.venue) == (question, None, None)
+
+
+@pytest.fixture()
+def settings(tmp_path):
+    return replace(Settings(), store=tmp_path / "store")
+
+
+def papers(b_abstract: str) -> list[Paper]:
+    return [
+        Paper(id="a", abstract="We study machine unlearning for large language models.", year=2026),
+        Paper(id="b", abstract=b_abstract, year=2025),
+    ]
+
+
+def test_lexical_index_stays_in_step_with_reingest_of_a_changed_paper(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers("Sparse attention kernels for long sequences."), embedder)
+    store = Store(settings)
+    first = get_index(store)
+    assert [h.paper_id for h in first.search("sparse attention kernels", 5)] == ["b"]
+
+    Store(settings).ingest(papers("Tokenizer-free byte-level language models."), embedder)
+    store = Store(settings)
+    index = get_index(store)
+    assert index.generation == store.generation() != first.generation
+    assert index.search("sparse attention kernels", 5) == []
+    assert [h.paper_id for h in index.search("byte-level tokenizer-free", 5)] == ["b"]
+    assert sorted(index.chunk_ids) == sorted(store.collection().get(include=[])["ids"])  # no stale chunks
+    # what is on disk is the new index too: a fresh process loads it without rebuilding
+    assert LexicalIndex.load(index_dir(store)).generation == store.generation()
+
+
+def test_unchanged_reingest_keeps_the_generation(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers("Sparse attention."), embedder)
+    before = Store(settings).generation()
+    Store(settings).ingest(papers("Sparse attention."), embedder)
+    assert Store(settings).generation() == before
+
+
+def test_a_missing_or_stale_index_on_disk_is_rebuilt_from_the_store(settings):
+    import shutil
+
+    from rag import lexical
+
+    Store(settings).ingest(papers("Sparse attention kernels."), get_embedder(settings))
+    store = Store(settings)
+    shutil.rmtree(index_dir(store))
+    lexical._loaded.clear()
+    assert [h.paper_id for h in get_index(store).search("sparse attention", 5)] == ["b"]
+    assert (index_dir(store) / "manifest.json").is_file()
+
+
+def test_hybrid_answers_an_acronym_question_dense_alone_abstains_on(seed_store, seed_settings):
+    store, embedder = seed_store
+    dense = ask("what is DiVeQ?", store, embedder, replace(seed_settings, retriever="dense"), "extractive")
+    hybrid = ask("what is DiVeQ?", store, embedder, seed_settings, "extractive")
+    assert dense.abstained
+    assert not hybrid.abstained and hybrid.citations == ["000-01"] and "DiVeQ" in hybrid.answer
+
+
+def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings):
+    store, embedder = seed_store
+    for mode in ("dense", "lexical", "hybrid"):
+        found = retrieve("which ICLR 2025 papers study clustering?", store, embedder, seed_settings, mode=mode)
+        assert found.filters == {"year": 2025, "venue": "ICLR 2025"}
+        assert found.sources and all(s.year == 2025 for s in found.sources), mode
+    explicit = retrieve("ICLR 2025 clustering papers", store, embedder, seed_settings, year=2026)
+    assert all(s.year == 2026 for s in explicit.sources)  # a flag beats the question
+
+
+def test_a_paraphrase_is_left_to_the_dense_retriever(seed_store, seed_settings):
+    store, embedder = seed_store
+    question = "how to backprop through the nearest-prototype snapping step in discrete-latent image autoencoders"
+    dense = retrieve(question, store, embedder, seed_settings, mode="dense")
+    hybrid = retrieve(question, store, embedder, seed_settings, mode="hybrid")
+    assert [s.id for s in hybrid.sources] == [s.id for s in dense.sources]
+
+
+def test_every_mode_scores_sources_by_cosine(seed_store, seed_settings):
+    store, embedder = seed_store
+    for mode in ("dense", "lexical", "hybrid"):
+        sources = retrieve("vector quantization codebook", store, embedder, seed_settings, mode=mode).sources
+        assert sources[0].id == "000-01" and 0.3 < sources[0].score <= 1.0, mode
