@@ -542,7 +542,9 @@ class Chat:
             self.note(resolution.describe())
             result = self.run(question, resolution)
         except KeyboardInterrupt:
-            # Ctrl-C stops this answer, not the session.
+            if not self.interactive:
+                raise  # piped input: Ctrl-C ends the run, as for any command
+            # At the terminal Ctrl-C stops this answer, not the session.
             self.out.print()
             self.note("(interrupted)", "yellow")
             return
