@@ -1,4 +1,4 @@
-"""The `rag` command (ingest, ask, search, show) and the `ask` shortcut.
+"""The `rag` command (ingest, ask, search, show, chat) and the `ask` shortcut.
 
 Only typer and our light modules load at start-up; chromadb, onnxruntime, llama-index and openai are
 imported by the commands that need them, so `--help` is instant.
@@ -461,6 +461,38 @@ def _read_results(path: Path) -> dict:
     if not isinstance(payload, dict) or not payload.get("runs"):
         raise InputError(f"{path}: not a results.json written by `rag eval --out`")
     return payload
+
+
+@app.command()
+@friendly
+def chat(
+    k: KOpt = None,
+    year: YearOpt = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", "-b", help="extractive | openai [env: RAG_BACKEND].")
+    ] = None,
+    store: StoreOpt = None,
+    chroma_url: ChromaOpt = None,
+) -> None:
+    """Hold a conversation about the papers: follow-ups, slash commands (/help), history. Reads piped lines too."""
+    from .chat import run_chat
+
+    settings = _settings(store, chroma_url, backend=backend)
+    if settings.backend not in ("extractive", "openai"):
+        raise InputError(f"unknown backend {settings.backend!r} (choose from: extractive, openai)")
+    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
+    # The CLI's printing helpers are handed in: chat sits below the CLI and must not import it.
+    code = run_chat(
+        store_,
+        embedder,
+        settings,
+        k=k,
+        year=year,
+        print_sources=_print_sources,
+        print_footer=_print_answer_footer,
+    )
+    if code:
+        raise typer.Exit(code)
 
 
 # -- entry points ------------------------------------------------------------------------------------

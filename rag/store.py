@@ -8,6 +8,7 @@ model that built it: querying with another model is refused rather than returnin
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable
@@ -334,6 +335,28 @@ class Store:
         for meta, document in zip(result["metadatas"], result["documents"], strict=True):
             papers[meta["paper_id"]] = paper_from_metadata(meta, document)
         return papers
+
+    def papers_mentioning(self, word: str, limit: int = 2) -> list[str]:
+        """Ids of up to `limit` papers whose text contains `word` as a whole word (case-sensitive).
+
+        For names such as "PURGE" or "DiVeQ": a name only one paper uses picks out that paper.
+        """
+        collection = self.collection()
+        if collection is None or not word:
+            return []
+        try:
+            # Chroma's $contains is a substring match; the word-boundary check below drops "SAMPLE" for "SAM".
+            result = collection.get(
+                where_document={"$contains": word}, limit=limit * 8, include=["metadatas", "documents"]
+            )
+        except Exception as exc:
+            raise StoreError(f"searching the store at {self.settings.store_label} failed ({_short(exc)})") from None
+        pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])")
+        found: list[str] = []
+        for meta, document in zip(result["metadatas"], result["documents"], strict=True):
+            if meta["paper_id"] not in found and pattern.search(document or ""):
+                found.append(meta["paper_id"])
+        return found[:limit]
 
     def get_paper(self, paper_id: str) -> Paper:
         paper = self.get_papers([paper_id]).get(paper_id)

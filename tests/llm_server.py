@@ -8,6 +8,8 @@ The request's `model` picks the script:
 - `error500`: HTTP 500 with an OpenAI-style error body;
 - `slow`: waits `slow_seconds` before answering (for timeouts);
 - `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
+A chat condense request (`rag chat` rewriting a follow-up; recognised by its `<latest>` block) is answered,
+whatever the model, with the latest message plus " (standalone)".
 `POST /v1/embeddings` answers with deterministic bag-of-words vectors.
 A prompt starting "You grade" (the eval's judge) gets fixed scores. Every request body is recorded in `requests`.
 """
@@ -62,6 +64,13 @@ class ScriptedLLM:
         text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
         return re.findall(r'<source id="([^"]+)"', text)
 
+    @staticmethod
+    def condense_question(body: dict) -> str | None:
+        """The follow-up a chat condense request asks to rewrite, or None for an answer request."""
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        match = re.search(r"<latest>\s*(.*?)\s*</latest>", text, re.S)
+        return match.group(1) if match else None
+
     def answer_text(self, body: dict) -> str:
         ids = self.source_ids(body) or ["none"]
         model = body.get("model")
@@ -100,7 +109,8 @@ class ScriptedLLM:
             return
         if model == "slow":
             time.sleep(self.slow_seconds)
-        text = self.answer_text(body)
+        follow_up = self.condense_question(body)
+        text = self.answer_text(body) if follow_up is None else f"{follow_up} (standalone)"
         if body.get("stream"):
             delay = self.slow_seconds if model == "slow-stream" else 0.0
             self._stream(handler, text, delay)

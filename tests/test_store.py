@@ -99,3 +99,12 @@ def test_year_filter_is_applied_in_chroma(settings):
     Store(settings).ingest(papers(), embedder)
     hits = Store(settings).query(embedder.embed(["unlearning"])[0], n=10, where={"year": 2025})
     assert hits and {h.paper_id for h in hits} <= {"b", "c"}
+
+
+def test_papers_mentioning_a_name_matches_whole_words_only(seed_store):
+    store, _ = seed_store
+    assert store.papers_mentioning("PURGE") == ["001-02"]
+    assert store.papers_mentioning("DiVeQ") == ["000-01"]
+    assert store.papers_mentioning("GCN") == ["002-05"]  # not 000-16, which only says "FGCN-DKS"
+    assert len(store.papers_mentioning("LLMs")) == 2  # a common word: several papers (capped at the limit)
+    assert store.papers_mentioning("Purge") == []  # names are case-sensitive

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..errors import LLMError
@@ -69,15 +70,13 @@ class OpenAICompatibleBackend:
     def generate(
         self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
     ) -> Generation:
-        import openai
-
         request = {
             "model": self.settings.llm_model,
             "messages": self.messages(question, sources),
             "temperature": 0,
             "max_tokens": self.settings.llm_max_tokens,
         }
-        try:
+        with self._errors():
             client = self._client()
             if on_text is None:
                 response = client.chat.completions.create(**request)
@@ -87,6 +86,26 @@ class OpenAICompatibleBackend:
                 usage = response.usage.model_dump() if response.usage else None
             else:
                 text, usage = self._stream(client, request, on_text)
+        abstained = text.strip().startswith(ABSTAIN_MARKER)
+        return Generation(text="" if abstained else text, usage=usage, abstained=abstained)
+
+    def complete(self, messages: list[dict], max_tokens: int) -> str:
+        """One short, unstreamed reply (e.g. rewriting a chat follow-up), with the same one-line errors."""
+        with self._errors():
+            response = self._client().chat.completions.create(
+                model=self.settings.llm_model, messages=messages, temperature=0, max_tokens=max_tokens
+            )
+            if not response.choices:
+                raise LLMError(f"the LLM endpoint at {self.base_url} returned no choices")
+            return response.choices[0].message.content or ""
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SDK failures → `LLMError` with one line for the user (never the request, which may carry the key)."""
+        import openai
+
+        try:
+            yield
         except openai.APITimeoutError:
             raise LLMError(
                 f"the LLM endpoint at {self.base_url} did not answer within {self.settings.llm_timeout:g}s"
@@ -99,8 +118,6 @@ class OpenAICompatibleBackend:
             raise LLMError(f"the LLM endpoint at {self.base_url} answered {reason}") from None
         except openai.OpenAIError as exc:
             raise LLMError(f"the LLM endpoint at {self.base_url} failed ({exc.__class__.__name__})") from None
-        abstained = text.strip().startswith(ABSTAIN_MARKER)
-        return Generation(text="" if abstained else text, usage=usage, abstained=abstained)
 
     def _stream(self, client, request: dict, on_text: Callable[[str], None]) -> tuple[str, dict | None]:
         pieces: list[str] = []
