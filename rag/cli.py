@@ -112,7 +112,7 @@ def _stdout_console():
     return Console(highlight=False, soft_wrap=True)
 
 
-def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: bool = False):
+def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: bool = False, total: int | None = None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
@@ -124,18 +124,19 @@ def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: boo
         console=_stderr_console(),
         transient=False,
     ) as progress:
-        task = progress.add_task("Embedding papers", total=len(papers), rate="")
+        total = len(papers) if total is None else total
+        task = progress.add_task("Embedding papers", total=total, rate="")
         started = time.perf_counter()
         first: list[int] = []  # papers already done (unchanged) when embedding began
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, _total: int | None) -> None:
             if not first:
                 first.append(done)
             elapsed = time.perf_counter() - started
             rate = f"{(done - first[0]) / elapsed:5.1f} papers/s" if elapsed > 0.5 and done > first[0] else ""
-            progress.update(task, completed=done, total=total, rate=rate)
+            progress.update(task, completed=done, rate=rate)
 
-        return store.ingest(papers, embedder, rebuild=rebuild, on_progress=update)
+        return store.ingest(papers, embedder, rebuild=rebuild, on_progress=update, total=total)
 
 
 def _open_for_query(settings: Settings, auto_seed: bool) -> tuple[Store, Embedder]:
@@ -149,12 +150,14 @@ def _open_for_query(settings: Settings, auto_seed: bool) -> tuple[Store, Embedde
         if not auto_seed:
             raise StoreError(f"the store at {settings.store_label} is empty: add papers with `rag ingest FILE...`")
         from .corpus import bundled_seeds_dir, load_papers
+        from .store import ingest_lock
 
         papers = load_papers([bundled_seeds_dir()])
         _stderr_console().print(
             f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}"
         )
-        _ingest_with_progress(store, papers, embedder)
+        with ingest_lock(settings):
+            _ingest_with_progress(store, papers, embedder)
         store._collection = None
     return store, embedder
 
@@ -200,15 +203,19 @@ def ingest(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Add papers to the store; unchanged papers are skipped, changed ones replaced."""
-    from .corpus import load_papers
+    from .corpus import expand_paths, iter_papers, validate_files
     from .embedding import get_embedder
-    from .store import Store
+    from .store import Store, ingest_lock
 
     settings = _settings(store, chroma_url)
     started = time.perf_counter()
-    papers = load_papers(paths)  # validates everything before the store is touched
-    target = Store(settings)
-    report = _ingest_with_progress(target, papers, get_embedder(settings), rebuild=rebuild)
+    files = expand_paths(paths)
+    with _stderr_console().status("Checking the input files"):
+        total = validate_files(files)  # a streaming pass: a bad record refuses everything before any write
+    with ingest_lock(settings):
+        target = Store(settings)
+        papers = iter_papers(files, check_duplicates=False)
+        report = _ingest_with_progress(target, papers, get_embedder(settings), rebuild=rebuild, total=total)
     elapsed = time.perf_counter() - started
     typer.echo(
         f"{report.total} papers in {settings.store_label}: {report.added} added, {report.updated} updated, "

@@ -50,6 +50,8 @@ class Settings:
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None
     embed_batch_size: int = 16
+    # Chunks embedded per call (length-sorted inside it) and written per Chroma call, in whole papers.
+    ingest_window: int = 256
 
     # Chunking, in the embedding model's own tokens (its window is 256 including [CLS]/[SEP]).
     chunk_tokens: int = 128
@@ -91,6 +93,7 @@ class Settings:
             embed_model=env("RAG_EMBED_MODEL") or "text-embedding-3-small",
             embed_base_url=env("RAG_EMBED_BASE_URL") or None,
             embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
+            ingest_window=max(1, _env_int("RAG_INGEST_WINDOW", 256)),
             chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
             chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
             retriever=env("RAG_RETRIEVER") or "hybrid",

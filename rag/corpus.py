@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,16 +77,30 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
 
 
 def load_papers(paths: Iterable[Path]) -> list[Paper]:
-    """Read and validate every file; ids must be unique across all of them."""
-    papers: list[Paper] = []
+    """Read and validate every file into memory; ids must be unique across all of them."""
+    return list(iter_papers(expand_paths(paths), check_duplicates=True))
+
+
+def iter_papers(files: list[Path], check_duplicates: bool = True) -> Iterator[Paper]:
+    """Stream papers from files in order. Memory holds one record at a time (plus the ids seen)."""
     seen: dict[str, str] = {}
-    for file in expand_paths(paths):
+    for file in files:
         for paper in read_file(file):
-            if paper.id in seen:
-                raise InputError(f"{paper.source}: duplicate paper id {paper.id!r} (first seen at {seen[paper.id]})")
-            seen[paper.id] = paper.source
-            papers.append(paper)
-    return papers
+            if check_duplicates:
+                if paper.id in seen:
+                    raise InputError(
+                        f"{paper.source}: duplicate paper id {paper.id!r} (first seen at {seen[paper.id]})"
+                    )
+                seen[paper.id] = paper.source
+            yield paper
+
+
+def validate_files(files: list[Path]) -> int:
+    """A full streaming pass that raises on the first bad record; returns the number of papers.
+
+    Ingest runs this before touching the store, so a bad line 30,000 refuses the whole input.
+    """
+    return sum(1 for _ in iter_papers(files, check_duplicates=True))
 
 
 def read_file(path: Path) -> Iterator[Paper]:
@@ -160,11 +174,26 @@ def read_seed_list(path: Path) -> Iterator[Paper]:
         yield Paper(id=f"{prefix}-{n:02d}", abstract=text, year=year, venue=venue, source=f"{path}:{line_no}")
 
 
+def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) streamed from a plain or gzipped file, each line strictly UTF-8."""
+    try:
+        opener = gzip.open if _suffix(path) == ".jsonl.gz" else open
+        with opener(path, "rb") as stream:
+            for number, raw in enumerate(stream, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+
+
 def read_jsonl(path: Path) -> Iterator[Paper]:
     """One JSON object per line with `id` and `abstract`; optional title, year, venue, keywords."""
     seen: dict[str, int] = {}
     any_line = False
-    for number, line in enumerate(io.StringIO(_read_text(path)), start=1):
+    for number, line in _binary_lines(path):
         if not line.strip():
             continue
         any_line = True
@@ -183,9 +212,19 @@ def read_jsonl(path: Path) -> Iterator[Paper]:
         raise InputError(f"{path}: file is empty")
 
 
+def _text_stream(path: Path) -> Iterator[str]:
+    """Lines of a text file, streamed; a decoding failure names its line."""
+    any_text = False
+    for _, line in _binary_lines(path):
+        any_text = any_text or bool(line.strip())
+        yield line
+    if not any_text:
+        raise InputError(f"{path}: file is empty")
+
+
 def read_csv(path: Path) -> Iterator[Paper]:
     """A CSV with a header row naming at least `id` and `abstract`."""
-    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""))
+    reader = csv.DictReader(_text_stream(path))
     fields = [f.strip().lower() for f in (reader.fieldnames or [])]
     for required in ("id", "abstract"):
         if required not in fields:

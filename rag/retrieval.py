@@ -152,6 +152,21 @@ def retrieve(
     Every source's `score` is the cosine similarity of its best chunk, whatever ranked it, so scores mean
     the same thing in every mode and the abstention threshold applies to all.
     """
+    with store.reading():
+        return _retrieve(query, store, embedder, settings, k, year, venue, paper_ids, mode)
+
+
+def _retrieve(
+    query: str,
+    store: Store,
+    embedder: Embedder,
+    settings: Settings,
+    k: int | None,
+    year: int | None,
+    venue: str | None,
+    paper_ids: list[str] | None,
+    mode: str | None,
+) -> Retrieval:
     started = time.perf_counter()
     k = k or settings.k
     mode = mode or settings.retriever

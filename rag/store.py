@@ -8,11 +8,17 @@ model that built it: querying with another model is refused rather than returnin
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import re
 import shutil
+import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
@@ -25,9 +31,6 @@ if TYPE_CHECKING:
 
     from .config import Settings
     from .embedding import Embedder
-
-# Papers written per Chroma call: whole papers only, so a paper is never half-updated.
-WRITE_BATCH_CHUNKS = 128
 
 
 @dataclass
@@ -71,7 +74,61 @@ def _client(settings: Settings):
         settings.store.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(settings.store), settings=chroma_settings)
     except Exception as exc:
-        raise StoreError(f"cannot open the store at {settings.store} ({_short(exc)})") from None
+        raise StoreError(_explain(exc, str(settings.store))) from None
+
+
+def _lock_path(settings: Settings) -> Path:
+    if settings.chroma_url:
+        from platformdirs import user_cache_dir
+
+        key = hashlib.sha1(f"{settings.chroma_url}|{settings.collection}".encode()).hexdigest()[:12]
+        return Path(user_cache_dir("rag-papers", appauthor=False)) / "locks" / f"{key}.lock"
+    return settings.store / ".ingest.lock"
+
+
+@contextmanager
+def ingest_lock(settings: Settings) -> Iterator[None]:
+    """One writer per store: a second `rag ingest` exits with a clear message instead of interleaving."""
+    import fcntl
+
+    path = _lock_path(settings)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")  # noqa: SIM115 - held open for the lock's lifetime
+    except OSError as exc:
+        raise StoreError(f"cannot write to the store at {settings.store_label} ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise StoreError(
+                f"another `rag ingest` (pid {holder}) is writing to {settings.store_label}: "
+                "wait for it to finish, then run this again"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # closing releases the lock
+
+
+def _explain(exc: BaseException, label: str) -> str:
+    """What went wrong with the store, in words a user can act on."""
+    text = str(exc).lower()
+    if "readonly database" in text or "read-only file system" in text:
+        return f"the store at {label} is read-only, and Chroma must write even to read: copy it somewhere writable"
+    if "not a database" in text or "malformed" in text:
+        return (
+            f"the store at {label} is damaged (not a readable Chroma database): keep it for recovery and "
+            "rebuild into a new --store with `rag ingest --rebuild`"
+        )
+    if "no space left" in text or "disk is full" in text or "failed to apply logs" in text:
+        return f"the store at {label} could not be written (is the disk full?): free space and run the command again"
+    return f"the store at {label} failed ({_short(exc)})"
 
 
 def _short(exc: BaseException) -> str:
@@ -124,6 +181,7 @@ class Store:
             "chunk_tokens": self.settings.chunk_tokens,
             "chunk_overlap": self.settings.chunk_overlap,
             "rag_version": __version__,
+            "generation": uuid.uuid4().hex[:16],
         }
 
     def _check_model(self, embedder: Embedder) -> None:
@@ -140,11 +198,13 @@ class Store:
         collection = self.collection()
         return str((collection.metadata or {}).get("generation", "0")) if collection is not None else "none"
 
-    def _bump_generation(self) -> None:
+    def _bump_generation(self, papers: int | None = None) -> None:
         collection = self.collection()
         # Chroma replaces metadata wholesale and refuses to restate the distance function.
         meta = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
         meta["generation"] = uuid.uuid4().hex[:16]
+        if papers is not None:
+            meta["papers"] = papers
         collection.modify(metadata=meta)
         self._collection = None
 
@@ -152,9 +212,13 @@ class Store:
         return self.collection() is not None
 
     def count_papers(self) -> int:
+        """Papers in the store: recorded by the last ingest, counted if it did not finish."""
         collection = self.collection()
         if collection is None:
             return 0
+        recorded = (collection.metadata or {}).get("papers")
+        if isinstance(recorded, int):
+            return recorded
         return len(collection.get(where={"chunk": 0}, include=[])["ids"])
 
     # -- writing -----------------------------------------------------------------------------------
@@ -172,57 +236,93 @@ class Store:
 
     def ingest(
         self,
-        papers: list[Paper],
+        papers: Iterable[Paper],
         embedder: Embedder,
         rebuild: bool = False,
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Callable[[int, int | None], None] | None = None,
+        total: int | None = None,
     ) -> IngestReport:
-        """Add new papers, replace changed ones, skip unchanged ones. Returns what happened."""
+        """Add new papers, replace changed ones, skip unchanged ones, streaming: memory holds one window
+        of chunks, not the corpus. Safe to kill at any point: a rerun redoes only unfinished papers."""
         if rebuild:
-            return self._rebuild(papers, embedder, on_progress)
+            return self._rebuild(papers, embedder, on_progress, total)
+        if isinstance(papers, list) and total is None:
+            total = len(papers)
         self.collection(embedder)  # an existing store must have been built with this embedder
         settings = self.settings
         stored = self.stored_papers()
         report = IngestReport()
-        pending: list[tuple[Paper, int]] = []  # (paper, chunks it had before; 0 when new)
-        for paper in papers:
-            digest = paper_hash(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
-            previous = stored.get(paper.id)
-            if previous and previous[0] == digest:
-                report.unchanged += 1
-            else:
-                pending.append((paper, previous[1] if previous else 0))
-        done = report.unchanged
+        window: list[tuple[Paper, int, list[Chunk]]] = []
+        window_chunks = 0
+        done = 0
+        last_progress = 0.0
+        # Chroma writes run on a second thread while the next window is embedded (at most one in flight).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-write") as writer:
+            pending: Future | None = None
+            for paper in papers:
+                digest = paper_hash(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
+                previous = stored.get(paper.id)
+                if previous and previous[0] == digest:
+                    report.unchanged += 1
+                    done += 1
+                else:
+                    if not (report.added or report.updated or window) and self.collection() is not None:
+                        # Invalidate derived indexes before the first write, in case we die mid-way.
+                        self._bump_generation()
+                    chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
+                    window.append((paper, previous[1] if previous else 0, chunks))
+                    window_chunks += len(chunks)
+                    if window_chunks >= settings.ingest_window:
+                        pending = self._embed_and_submit(window, embedder, report, writer, pending)
+                        done += len(window)
+                        window, window_chunks = [], 0
+                if on_progress and time.monotonic() - last_progress > 0.2:
+                    on_progress(done, total)
+                    last_progress = time.monotonic()
+            if window:
+                pending = self._embed_and_submit(window, embedder, report, writer, pending)
+                done += len(window)
+            if pending is not None:
+                pending.result()
         if on_progress:
-            on_progress(done, len(papers))
-        batch: list[tuple[Paper, int, list[Chunk]]] = []
-        for paper, old_chunks in pending:
-            chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
-            batch.append((paper, old_chunks, chunks))
-            if sum(len(c) for _, _, c in batch) >= WRITE_BATCH_CHUNKS:
-                done += self._write(batch, embedder, report)
-                batch = []
-                if on_progress:
-                    on_progress(done, len(papers))
-        if batch:
-            done += self._write(batch, embedder, report)
-            if on_progress:
-                on_progress(done, len(papers))
+            on_progress(done, total if total is not None else done)
         if report.added or report.updated:
-            self._bump_generation()
-            from . import lexical
-
-            lexical.refresh(self)
+            self._finish_ingest()
         return report
 
-    def _write(self, batch: list[tuple[Paper, int, list[Chunk]]], embedder: Embedder, report: IngestReport) -> int:
-        chunks = [chunk for _, _, paper_chunks in batch for chunk in paper_chunks]
+    def _embed_and_submit(
+        self,
+        window: list[tuple[Paper, int, list[Chunk]]],
+        embedder: Embedder,
+        report: IngestReport,
+        writer: ThreadPoolExecutor,
+        pending: Future | None,
+    ) -> Future:
+        chunks = [chunk for _, _, paper_chunks in window for chunk in paper_chunks]
         vectors = embedder.embed([c.embed_text for c in chunks])
+        if pending is not None:
+            pending.result()  # the previous window is written (or its error raised) before the next goes
+        # Created on first write: an endpoint's embedding dimension is known only after its first reply.
+        self.collection(embedder, create=True)
+        return writer.submit(self._write, window, chunks, vectors, report)
+
+    def _finish_ingest(self) -> None:
+        """Record the paper count, move to a new generation, and rebuild the lexical index for it."""
+        from . import lexical
+
+        collection = self.collection()
+        papers = len(collection.get(where={"chunk": 0}, include=[])["ids"])
+        self._bump_generation(papers=papers)
+        lexical.refresh(self)
+
+    def _write(
+        self, window: list[tuple[Paper, int, list[Chunk]]], chunks: list[Chunk], vectors, report: IngestReport
+    ) -> None:
+        """Write whole papers in one call per batch, so a paper is never half-updated."""
+        collection = self.collection()
         # Stale chunks go first: if we die after this, chunk 0 still carries the old hash and the
         # paper is redone on the next run.
-        stale = [f"{paper.id}#{n}" for paper, old, new in batch for n in range(len(new), old)]
-        # Created on first write: an endpoint's embedding dimension is known only after its first reply.
-        collection = self.collection(embedder, create=True)
+        stale = [f"{paper.id}#{n}" for paper, old, new in window for n in range(len(new), old)]
         try:
             if stale:
                 collection.delete(ids=stale)
@@ -233,16 +333,15 @@ class Store:
                 metadatas=[c.metadata for c in chunks],
             )
         except Exception as exc:
-            raise StoreError(f"writing to the store at {self.settings.store_label} failed ({_short(exc)})") from None
-        for _, old, _ in batch:
+            raise StoreError(_explain(exc, self.settings.store_label)) from None
+        for _, old, _ in window:
             if old:
                 report.updated += 1
             else:
                 report.added += 1
         report.chunks_embedded += len(chunks)
-        return len(batch)
 
-    def _rebuild(self, papers: list[Paper], embedder: Embedder, on_progress) -> IngestReport:
+    def _rebuild(self, papers: Iterable[Paper], embedder: Embedder, on_progress, total: int | None) -> IngestReport:
         """Build a fresh collection beside the old one and swap it in only when complete."""
         final_name = self.settings.collection
         temp_name = f"{final_name}-rebuild"
@@ -254,7 +353,7 @@ class Store:
         temp.settings = replace(self.settings, collection=temp_name)
         temp.client = self.client
         temp._collection = None
-        report = temp.ingest(papers, embedder, on_progress=on_progress)
+        report = temp.ingest(papers, embedder, on_progress=on_progress, total=total)
         with contextlib.suppress(Exception):  # nothing to replace on a first build
             self.client.delete_collection(final_name)
         temp.collection().modify(name=final_name)
@@ -267,8 +366,22 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------------------
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Chroma's read failures (server gone, damaged files, a full disk) as one clear StoreError."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(_explain(exc, self.settings.store_label)) from None
+
     def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
         """The `n` nearest chunks, best first, with cosine similarity as the score."""
+        with self.reading():
+            return self._query(vector, n, where)
+
+    def _query(self, vector: np.ndarray, n: int, where: dict | None) -> list[ChunkHit]:
         collection = self.collection()
         if collection is None:
             return []

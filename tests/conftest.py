@@ -21,6 +21,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
             monkeypatch.delenv(name)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     # Belt and braces: nothing may reach a hub or phone home.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
