@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 app = typer.Typer(
+    rich_markup_mode=None,  # help texts are plain: "[env: RAG_K]" must not be read as markup
     name="rag",
     help="Ask questions of research-paper abstracts; answers cite the papers that say it.",
     no_args_is_help=True,
@@ -158,7 +159,7 @@ def _open_for_query(settings: Settings, auto_seed: bool) -> tuple[Store, Embedde
         )
         with ingest_lock(settings):
             _ingest_with_progress(store, papers, embedder)
-        store._collection = None
+        store.forget_collection()
     return store, embedder
 
 
@@ -265,8 +266,9 @@ def ask_command(
 
 def _print_answer_footer(result: Answer) -> None:
     console = _stdout_console()
-    cited = set(result.citations)
-    shown = [s for s in result.sources if s.id in cited] or result.sources
+    # Cited papers in the order the answer cites them; all retrieved ones when it cites none.
+    by_id = {s.id: s for s in result.sources}
+    shown = [by_id[c] for c in result.citations if c in by_id] or result.sources
     _print_sources(console, shown, "Closest papers:" if result.abstained else "Sources:")
     if result.dropped_citations:
         _stderr_console().print(
@@ -504,7 +506,7 @@ def chat(
 
 # -- entry points ------------------------------------------------------------------------------------
 
-ask_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+ask_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 ask_app.command(help="Answer a question from the abstracts, citing paper ids.")(friendly(ask_command))
 
 

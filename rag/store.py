@@ -193,6 +193,10 @@ class Store:
                 f"not {embedder.name!r}: use the same model, or re-ingest with --rebuild"
             )
 
+    def forget_collection(self) -> None:
+        """Drop the cached collection handle (after another writer changed it)."""
+        self._collection = None
+
     def generation(self) -> str:
         """Changes whenever an ingest changes the collection; derived indexes record the one they saw."""
         collection = self.collection()
