@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -155,3 +156,14 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def bracket_groups(text: str) -> list[list[str]]:
+    """Every `[...]` group shown, split at commas/semicolons: what a reader would take for citations."""
+    return [[p.strip() for p in re.split(r"[,;]", group)] for group in re.findall(r"\[([^\[\]]*)\]", text)]
+
+
+def assert_cites_only(text: str, valid: set[str] | list[str]) -> None:
+    """Square brackets in `text` hold nothing but retrieved ids (stricter than the citation pattern itself)."""
+    for group in bracket_groups(text):
+        assert set(group) <= set(valid), f"{group} shown as a citation, retrieved were {sorted(valid)}:\n{text}"
