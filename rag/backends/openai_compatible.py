@@ -39,13 +39,14 @@ def format_sources(sources: list[Source], template: str) -> str:
     )
 
 
-# Retries. The SDK's own `max_retries` is turned off and this small policy used instead, because the SDK
-# (measured with openai 2.x against tests/llm_server.py) also retries a request that *timed out*, so
-# RAG_LLM_TIMEOUT=60 with one retry kept a user waiting 120 s before anything happened, and it sleeps for any
-# Retry-After up to 120 s. Here: connection errors, 408/409/429 and 5xx are retried with exponential backoff
-# (429 after its Retry-After when that is at most RETRY_AFTER_CAP); a timeout is never retried; a stream is
-# never retried once text from it was shown; and no retry starts that would end past RAG_LLM_TIMEOUT seconds
-# from the first try, so the whole call is bounded by about twice the timeout.
+# Retries. The SDK's own `max_retries` is turned off and this small policy used instead, because the SDK also
+# retries a request that *timed out* (measured with openai 2.x against tests/llm_server.py: timeout 1 s and one
+# retry sent a hung server two requests, so the default 60 s would keep a user waiting 120 s), and it sleeps
+# for any Retry-After up to 120 s (a Retry-After of 5 s was waited out despite a 1 s timeout). Here:
+# connection errors, 408/409/429 and 5xx are retried with exponential backoff (429 after its Retry-After when
+# that is at most RETRY_AFTER_CAP); a timeout is never retried; a stream is never retried once text from it
+# was shown; and no retry starts that would end past RAG_LLM_TIMEOUT seconds from the first try, so the whole
+# call is bounded by about twice the timeout.
 RETRY_AFTER_CAP = 30.0
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 4.0
@@ -238,8 +239,11 @@ class OpenAICompatibleBackend:
         if isinstance(exc, _BadReply):
             subject = "the answer stream from" if exc.stream else "the LLM endpoint at"
             return _Failure(f"{subject} {where} {exc}")
-        if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
-            return _Failure(f"the LLM endpoint at {where} did not answer within {self.settings.llm_timeout:g}s")
+        timeout = f"{self.settings.llm_timeout:g}s"
+        if isinstance(exc, openai.APITimeoutError):
+            return _Failure(f"the LLM endpoint at {where} did not answer within {timeout}")
+        if isinstance(exc, httpx.TimeoutException):  # raised while reading a stream that had begun
+            return _Failure(f"the answer stream from {where} stalled for more than {timeout}")
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__.__class__.__name__ if exc.__cause__ else "connection error"
             return _Failure(f"cannot reach the LLM endpoint at {where} ({cause})", retry=True)

@@ -181,6 +181,16 @@ def test_a_stream_dying_halfway_ends_the_half_answer_then_shows_the_extractive_o
     assert llm.answer_requests(model) == 1  # text was shown: never retried (it would print twice)
 
 
+def test_a_stream_that_stalls_halfway_times_out_and_is_not_retried(use_llm, llm, extractive):
+    use_llm("slow-stream", timeout=1)  # one word, then 20 s of silence
+    result = runner.invoke(app, ["ask", QUESTION, "-k", K])
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    assert result.stdout.startswith("The\n" + extractive["answer"] + "\n\nSources:\n")  # the held space dropped
+    assert result.stderr == f"warning: the answer stream from {llm.url} stalled for more than 1s{INCOMPLETE}\n"
+    assert llm.answer_requests("slow-stream") == 1
+
+
 def test_a_stream_that_fails_before_any_text_is_retried(use_llm, llm):
     use_llm("hangup", retries=1)
     result = runner.invoke(app, ["ask", QUESTION, "-k", K])
