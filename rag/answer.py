@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
-from .errors import InputError
+from .errors import InputError, LLMError
 from .retrieval import Source, retrieve
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ class Answer:
     dropped_citations: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     usage: dict | None = None
+    # What went wrong on the way, in one line each (e.g. the LLM failed and the answer is extractive).
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -43,6 +45,7 @@ class Answer:
             "dropped_citations": self.dropped_citations,
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             "usage": self.usage,
+            "warnings": self.warnings,
         }
 
 
@@ -92,15 +95,23 @@ def ask(
     venue: str | None = None,
     on_text: Callable[[str], None] | None = None,
     paper_ids: list[str] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes."""
+    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes.
+
+    When an LLM backend fails, the answer is the extractive one and `on_warning` hears why (so does
+    `Answer.warnings`): a person asking a question gets an answer, not an error.
+    """
     from .backends import get_backend
 
     started = time.perf_counter()
     question = clean_question(question)
     backend = get_backend(backend_name or settings.backend, settings, embedder)
+    fallback = get_backend("extractive", settings, embedder) if backend.name != "extractive" else None
     found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue, paper_ids=paper_ids)
-    return answer_from_sources(question, found.sources, backend, settings, on_text, found.elapsed_ms, started)
+    return answer_from_sources(
+        question, found.sources, backend, settings, on_text, found.elapsed_ms, started, fallback, on_warning
+    )
 
 
 def answer_from_sources(
@@ -111,8 +122,14 @@ def answer_from_sources(
     on_text: Callable[[str], None] | None = None,
     retrieve_ms: float = 0.0,
     started: float | None = None,
+    fallback: Backend | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too)."""
+    """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too).
+
+    An `LLMError` from `backend` is answered by `fallback` with a warning; without a fallback it propagates
+    (the eval does that: scoring extractive answers as the LLM's would make its numbers lie).
+    """
     started = time.perf_counter() if started is None else started
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
@@ -125,14 +142,38 @@ def answer_from_sources(
 
     valid = [s.id for s in sources]
     stream = CitationStreamFilter(valid) if (on_text and backend.streams) else None
+    shown = False  # whether any streamed text reached the user
 
     def emit(piece: str) -> None:
-        shown = stream.feed(piece) if stream else piece
-        if shown and on_text:
-            on_text(shown)
+        nonlocal shown
+        checked = stream.feed(piece) if stream else piece
+        if checked and on_text:
+            shown = True
+            on_text(checked)
 
     generate_started = time.perf_counter()
-    generation = backend.generate(question, sources, emit if stream else None)
+    warnings: list[str] = []
+    already_dropped: list[str] = []
+    try:
+        generation = backend.generate(question, sources, emit if stream else None)
+        used = backend
+    except LLMError as exc:
+        if fallback is None:
+            raise
+        # An unclosed "[..." the filter still holds is dropped, never shown: it was not checked.
+        already_dropped = list(stream.dropped) if stream else []
+        if shown and on_text:
+            on_text("\n")  # end the half answer's line: the warning and the whole answer follow
+        warning = f"{exc}; " + (
+            "the answer above is incomplete, here is the extractive answer instead"
+            if shown
+            else "showing the extractive answer instead"
+        )
+        warnings.append(warning)
+        if on_warning:
+            on_warning(warning)
+        generation = fallback.generate(question, sources, None)
+        used, stream = fallback, None
     if stream:
         tail = stream.flush()
         if tail and on_text:
@@ -140,6 +181,7 @@ def answer_from_sources(
     timings["generate"] = (time.perf_counter() - generate_started) * 1000
 
     text, dropped = enforce_citations(generation.text, valid)
+    dropped = list(dict.fromkeys(already_dropped + dropped))
     abstained = generation.abstained or not text.strip()
     if abstained:
         text = "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
@@ -149,4 +191,6 @@ def answer_from_sources(
         on_text(text)
     citations = [] if abstained else find_citations(text)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return Answer(question, text, citations, sources, abstained, backend.name, dropped, timings, generation.usage)
+    return Answer(
+        question, text, citations, sources, abstained, used.name, dropped, timings, generation.usage, warnings
+    )

@@ -499,6 +499,9 @@ class Chat:
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self.failures = 0
         self.wrote = False  # anything printed on stdout yet (for piped output's separators)
+        # Why the LLM failed while rewriting this turn's follow-up: the answer then goes straight to the
+        # extractive backend instead of waiting for the same failing endpoint a second time.
+        self.llm_failure: str | None = None
 
     # -- printing --------------------------------------------------------------------------------
 
@@ -507,15 +510,23 @@ class Chat:
         (self.out if self.interactive else self.err).print(text, style=style, markup=False)
 
     def error(self, message: str) -> None:
+        self.err.print(f"error: {self.redact(message)}", style="red", markup=False)
+
+    def warn(self, message: str) -> None:
+        """One dim line: the LLM failed and the answer that follows is extractive."""
+        self.note(f"warning: {self.redact(message)}")
+
+    def redact(self, message: str) -> str:
         key = self.settings.llm_api_key
-        if key and len(key) >= 6:
-            message = message.replace(key, "***")
-        self.err.print(f"error: {message}", style="red", markup=False)
+        return message.replace(key, "***") if key and len(key) >= 6 else message
 
     def banner(self) -> None:
         backend = self.state.backend
         if backend == "openai":
-            backend += f" ({self.settings.llm_model} at {self.settings.llm_base_url or 'https://api.openai.com/v1'})"
+            from .backends.openai_compatible import safe_url
+
+            where = safe_url(self.settings.llm_base_url or "https://api.openai.com/v1")  # never user:key@
+            backend += f" ({self.settings.llm_model} at {where})"
         papers = self.store.count_papers()
         self.note(f"rag chat · store {self.settings.store_label} · {papers} papers · backend {backend}", "bold")
         if self.interactive:
@@ -537,6 +548,7 @@ class Chat:
         return True
 
     def answer(self, question: str) -> None:
+        self.llm_failure = None
         try:
             resolution = self.resolve(question)
             self.note(resolution.describe())
@@ -586,7 +598,7 @@ class Chat:
         try:
             reply = backend.complete(condense_messages(self.state, question, self.settings.prompts_dir), 120)
         except RagError as exc:
-            self.note(f"(could not rewrite the question with the LLM, using the rules: {exc})")
+            self.llm_failure = str(exc)  # reported once, with the extractive answer (see `run`)
             return None
         return parse_condensed(reply)
 
@@ -606,8 +618,16 @@ class Chat:
             sys.stdout.flush()
 
         on_text = None if state.json_output else show
+        backend = state.backend
+        skipped: list[str] = []
+        if backend == "openai" and self.llm_failure:
+            skipped.append(
+                f"{self.llm_failure}; the follow-up was resolved by the rules, showing the extractive answer instead"
+            )
+            self.warn(skipped[0])
+            backend = "extractive"
         self.begin_output()
-        if resolution.about_papers and len(resolution.paper_ids) > 1 and state.backend == "extractive":
+        if resolution.about_papers and len(resolution.paper_ids) > 1 and backend == "extractive":
             result = self.side_by_side(resolution, settings, on_text)
         else:
             result = ask(
@@ -615,12 +635,14 @@ class Chat:
                 self.store,
                 self.embedder,
                 settings,
-                state.backend,
+                backend,
                 k=k,
                 year=resolution.year,
                 on_text=on_text,
                 paper_ids=paper_ids,
+                on_warning=self.warn,
             )
+        result.warnings[:0] = skipped
         if state.json_output:
             payload = {**result.to_json(), "question": question}
             payload["resolved"] = {

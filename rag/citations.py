@@ -1,6 +1,9 @@
 """`[ID]` citations: finding them, and removing any that name a paper that was not retrieved.
 
-Works on whole texts and on streams (token by token), so an invalid citation never reaches the screen.
+Works on whole texts and on streams (token by token), so an invalid citation never reaches the screen. A
+bracket group that is not a citation but holds a digit (`[see 999-99]`, `[999‐99]` with a Unicode hyphen, an
+unfinished `[999-`) would still read as one, so it is shown in parentheses: square brackets around a digit in
+an answer always mean a checked citation.
 """
 
 from __future__ import annotations
@@ -36,11 +39,17 @@ def _rewrite_group(match: re.Match, valid: set[str], dropped: list[str]) -> str:
     return "[" + ", ".join(kept) + "]" if kept else ""
 
 
+def _neutralise(text: str) -> str:
+    """A bracket group that is not a citation: in parentheses if it could pass for one (it holds a digit)."""
+    return text.replace("[", "(").replace("]", ")") if any(c.isdigit() for c in text) else text
+
+
 def enforce_citations(text: str, valid_ids: Iterable[str]) -> tuple[str, list[str]]:
     """The text with citations of non-retrieved ids removed, and the removed ids."""
-    valid = set(valid_ids)
-    dropped: list[str] = []
-    cleaned = _GROUP.sub(lambda m: _rewrite_group(m, valid, dropped), text)
+    # The stream filter over the whole text: what was streamed and what is kept are the same by construction.
+    stream = CitationStreamFilter(valid_ids)
+    cleaned = stream.feed(text) + stream.flush()
+    dropped = stream.dropped
     # A removed citation leaves "word ." or "word  word"; tidy that up.
     cleaned = re.sub(r"[ \t]+([.,;:!?)])", r"\1", cleaned)
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
@@ -70,7 +79,7 @@ class CitationStreamFilter:
                 return self._resolve(held)
             if char == "\n" or len(held) > MAX_GROUP_CHARS:
                 self._held = ""
-                return held  # not a citation after all
+                return _neutralise(held)  # not a citation after all
             self._held = held
             return ""
         if char == "[":
@@ -87,10 +96,10 @@ class CitationStreamFilter:
         space = held[: len(held) - len(stripped)]
         match = _GROUP.fullmatch(stripped)
         if not match:
-            return held
+            return space + _neutralise(stripped)
         rewritten = _rewrite_group(match, self.valid, self.dropped)
         return space + rewritten if rewritten else ""
 
     def flush(self) -> str:
         held, self._held = self._held, ""
-        return held
+        return _neutralise(held)

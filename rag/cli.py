@@ -55,12 +55,22 @@ RetrieverOpt = Annotated[
 # -- plumbing ----------------------------------------------------------------------------------------
 
 
-def _fail(message: str, code: int) -> typer.Exit:
+def _redact(message: str) -> str:
+    """Belt and braces: whatever reaches the terminal never carries the API key."""
     key = os.environ.get("OPENAI_API_KEY")
     if key and len(key) >= 6:
         message = message.replace(key, "***")
-    typer.echo(f"error: {message}", err=True)
+    return message
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {_redact(message)}", err=True)
     return typer.Exit(code)
+
+
+def _warn(message: str) -> None:
+    """One line on stderr: something failed, and the command carried on (e.g. without the LLM)."""
+    _stderr_console().print(f"warning: {_redact(message)}", style="dim", markup=False)
 
 
 def friendly(command):
@@ -236,6 +246,10 @@ def ask_command(
         float | None, typer.Option("--min-score", help="Abstain below this score [env: RAG_MIN_SCORE].")
     ] = None,
     retriever: RetrieverOpt = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.1, help="Seconds to wait for the LLM endpoint [env: RAG_LLM_TIMEOUT]."),
+    ] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
@@ -243,7 +257,9 @@ def ask_command(
     """Answer a question from the abstracts, citing paper ids."""
     from .answer import ask, clean_question
 
-    settings = _settings(store, chroma_url, backend=backend, min_score=min_score, retriever=retriever)
+    settings = _settings(
+        store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
+    )
     text = clean_question(" ".join(question))
     backend_name = settings.backend
     if backend_name not in ("extractive", "openai"):
@@ -251,7 +267,7 @@ def ask_command(
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
 
     if as_json:
-        result = ask(text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue)
+        result = ask(text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_warning=_warn)
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
 
@@ -259,7 +275,9 @@ def ask_command(
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = ask(text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_text=show)
+    result = ask(
+        text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_text=show, on_warning=_warn
+    )
     sys.stdout.write("\n")
     _print_answer_footer(result)
 

@@ -439,8 +439,7 @@ class Judge:
         self.settings = settings
 
     def grade(self, q: Question, answer: str, cited: dict[str, str], gold: dict[str, str]) -> dict[str, float | None]:
-        import openai
-
+        from .errors import LLMError
         from .prompts import load_prompt, render
 
         def block(papers: dict[str, str]) -> str:
@@ -454,15 +453,9 @@ class Judge:
             gold=block(gold),
             must_mention=", ".join(q.must_mention) or "(none)",
         )
-        try:
-            response = self.backend._client().chat.completions.create(
-                model=self.settings.llm_model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0,
-                max_tokens=200,
-            )
-            text = response.choices[0].message.content or ""
-        except openai.OpenAIError:
+        try:  # the backend's retries and one-line errors; a failed grade is missing, not fatal
+            text = self.backend.complete([{"role": "user", "content": prompt}], 200)
+        except LLMError:
             return {"judge_faithfulness": None, "judge_correctness": None}
         return parse_judgement(text)
 

@@ -8,6 +8,21 @@ The request's `model` picks the script:
 - `error500`: HTTP 500 with an OpenAI-style error body;
 - `slow`: waits `slow_seconds` before answering (for timeouts);
 - `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
+Faults (for tests/reliability):
+- `error503`: always HTTP 503; `flaky500`: HTTP 500 on the first answer request, then `normal`;
+- `rate-limited`: HTTP 429 with `Retry-After: <retry_after>` on the first answer request, then `normal`;
+  `rate-limited-long`: always 429 with `Retry-After: 120`;
+- `echo-key-401`: HTTP 401 whose error message repeats the Authorization header (a careless server);
+- `hangup`: closes the connection without answering; `malformed-json`: 200 with a truncated JSON body;
+  `html`: 200 with an HTML page (a proxy's error page);
+- `stream-cut`: streams half the answer (a valid citation, `[999-99]`, an unclosed `[998-`), then closes the
+  connection cleanly without a finish_reason; `stream-reset`: the same, but the connection dies inside a
+  chunk (HTTP/1.1 chunked); `stream-garbage`: the same, then an event that is not JSON;
+- `sneaky-cite`: cites the first source properly, then writes near-citations of `999-99` that the citation
+  pattern does not match (`[see 999-99]`, `[999‐99]` with a Unicode hyphen);
+- `obey-injection`: a model that follows instructions planted in an abstract: it cites every `[id]` written
+  inside the sources (and `[999-99]`), plus the first real source.
+Streams end with a `finish_reason` chunk and `data: [DONE]`, as real servers do.
 A chat condense request (`rag chat` rewriting a follow-up; recognised by its `<latest>` block) is answered,
 whatever the model, with the latest message plus " (standalone)".
 `POST /v1/embeddings` answers with deterministic bag-of-words vectors.
@@ -20,15 +35,17 @@ import contextlib
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ScriptedLLM:
-    def __init__(self, slow_seconds: float = 3.0) -> None:
+    def __init__(self, slow_seconds: float = 3.0, retry_after: str = "1") -> None:
         self.requests: list[dict] = []
         self.slow_seconds = slow_seconds
+        self.retry_after = retry_after
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +56,7 @@ class ScriptedLLM:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 body["_path"] = self.path
                 body["_auth"] = self.headers.get("Authorization", "")
+                body["_at"] = time.monotonic()  # when it arrived: the gap between tries shows the backoff
                 server.requests.append(body)
                 # The client may give up (timeout or Ctrl-C): that is what such a test wanted.
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -71,11 +89,29 @@ class ScriptedLLM:
         match = re.search(r"<latest>\s*(.*?)\s*</latest>", text, re.S)
         return match.group(1) if match else None
 
+    @staticmethod
+    def planted_ids(body: dict) -> list[str]:
+        """Ids written in square brackets inside the <sources> block (an injection, not a real source)."""
+        text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        block = text.split("<sources>", 1)[-1].split("</sources>", 1)[0]
+        return re.findall(r"\[([A-Za-z0-9][\w.:/-]*)\]", block)
+
+    def answer_requests(self, model: str) -> int:
+        """Answer requests (not condense or judge requests) seen so far for `model`."""
+        answers = [r for r in self.requests if r["_path"].endswith("/chat/completions")]
+        return sum(1 for r in answers if r.get("model") == model and self.condense_question(r) is None)
+
     def answer_text(self, body: dict) -> str:
         ids = self.source_ids(body) or ["none"]
         model = body.get("model")
         if model == "abstain":
             return "INSUFFICIENT_EVIDENCE"
+        if model == "obey-injection":
+            planted = [i for i in self.planted_ids(body) if i not in ids]
+            cites = ", ".join(dict.fromkeys(["999-99", *planted]))
+            return f"As the abstract instructs [{cites}]. The relevant paper is [{ids[0]}]."
+        if model == "sneaky-cite":
+            return f"The relevant paper is [{ids[0]}]. Another one agrees [see 999-99]. So does [999\u201099]."
         text = f"The most relevant paper studies this directly [{ids[0]}]."
         if model == "bad-cite":
             text += " Another paper agrees [999-99]."
@@ -104,8 +140,33 @@ class ScriptedLLM:
                 },
             )
             return
-        if model == "error500":
+        if model == "error500" or (model == "flaky500" and self.answer_requests(model) == 1):
             self._json(handler, 500, {"error": {"message": "internal failure", "type": "server_error"}})
+            return
+        if model == "error503":
+            self._json(handler, 503, {"error": {"message": "overloaded", "type": "server_error"}})
+            return
+        if model == "rate-limited-long" or (model == "rate-limited" and self.answer_requests(model) == 1):
+            after = "120" if model == "rate-limited-long" else self.retry_after
+            error = {"error": {"message": "rate limit reached", "type": "rate_limit_error"}}
+            self._json(handler, 429, error, {"Retry-After": after})
+            return
+        if model == "echo-key-401":
+            error = {"error": {"message": f"invalid key in {handler.headers.get('Authorization')}", "type": "auth"}}
+            self._json(handler, 401, error)
+            return
+        if model == "hangup":
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if model == "malformed-json":
+            self._raw(handler, 200, "application/json", b'{"id": "x", "choices": [{"message": {"content": "Half')
+            return
+        if model == "html":
+            self._raw(handler, 200, "text/html", b"<html><body>502 Bad Gateway</body></html>")
+            return
+        if model.startswith("stream-") and model != "stream-ok":
+            self._broken_stream(handler, body, model)
             return
         if model == "slow":
             time.sleep(self.slow_seconds)
@@ -143,13 +204,65 @@ class ScriptedLLM:
         return {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
 
     @staticmethod
-    def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    def _json(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         handler.end_headers()
         handler.wfile.write(data)
+
+    @staticmethod
+    def _raw(handler: BaseHTTPRequestHandler, status: int, content_type: str, data: bytes) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    @staticmethod
+    def _event(piece: str) -> bytes:
+        event = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": "stream",
+            "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+        }
+        return f"data: {json.dumps(event)}\n\n".encode()
+
+    def _broken_stream(self, handler: BaseHTTPRequestHandler, body: dict, model: str) -> None:
+        """Half an answer, then the stream fails the way `model` says (see the module docstring)."""
+        first = self.source_ids(body)[0]
+        pieces = ["The most relevant ", f"paper studies this [{first}]. ", "Another agrees [999-99]. ", "And [998-"]
+        if not body.get("stream"):  # asked for a whole reply: a body cut short instead
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", "500")
+            handler.end_headers()
+            handler.wfile.write(b'{"id": "x", "choices": [')
+            handler.close_connection = True
+            return
+        chunked = model == "stream-reset"
+        if chunked:
+            handler.protocol_version = "HTTP/1.1"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        if chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        for piece in pieces:
+            data = self._event(piece)
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n" if chunked else data)
+            handler.wfile.flush()
+        if model == "stream-garbage":
+            handler.wfile.write(b"data: {this is not json\n\n")
+        elif chunked:
+            handler.wfile.write(b"400\r\ndata: {")  # a chunk announced as 1024 bytes, then the connection dies
+        handler.wfile.flush()
+        handler.close_connection = True
 
     @staticmethod
     def _stream(handler: BaseHTTPRequestHandler, text: str, delay: float) -> None:
@@ -158,16 +271,17 @@ class ScriptedLLM:
         handler.end_headers()
         pieces = re.findall(r"\S+\s*", text) if delay else [text[i : i + 5] for i in range(0, len(text), 5)]
         for piece in pieces:
-            event = {
-                "id": "chatcmpl-test",
-                "object": "chat.completion.chunk",
-                "created": int(time.time()),
-                "model": "stream",
-                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
-            }
-            handler.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            handler.wfile.write(ScriptedLLM._event(piece))
             handler.wfile.flush()
             if delay:
                 time.sleep(delay)
+        end = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": "stream",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
+        handler.wfile.write(f"data: {json.dumps(end)}\n\n".encode())
         handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()

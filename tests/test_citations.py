@@ -42,4 +42,7 @@ def test_stream_filter_matches_whole_text_enforcement(size):
 
 def test_stream_filter_releases_an_unclosed_bracket_at_the_end():
     stream = CitationStreamFilter(VALID)
-    assert stream.feed("an open [000") + stream.flush() == "an open [000"
+    # Released, but in parentheses: an unfinished "[000" would read as a citation.
+    assert stream.feed("an open [000") + stream.flush() == "an open (000"
+    stream = CitationStreamFilter(VALID)
+    assert stream.feed("an open [bracket") + stream.flush() == "an open [bracket"

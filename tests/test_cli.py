@@ -56,8 +56,10 @@ def test_ask_json_has_the_documented_shape(use_seed_store):
         "dropped_citations",
         "timings_ms",
         "usage",
+        "warnings",
     }
     assert payload["backend"] == "extractive" and payload["abstained"] is False and payload["usage"] is None
+    assert payload["warnings"] == []
     assert len(payload["sources"]) <= 4 and all(set(s) == SOURCE_KEYS for s in payload["sources"])
     assert set(payload["citations"]) <= {s["id"] for s in payload["sources"]}
     assert set(payload["timings_ms"]) == {"retrieve", "generate", "total"}

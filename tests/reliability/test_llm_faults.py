@@ -1,0 +1,251 @@
+"""LLM faults: whatever the endpoint does, `ask` answers (extractively, with one warning line naming the cause),
+exits 0 and never shows a traceback. Retries are bounded and only where they can help.
+
+Every case runs the real CLI against the scripted OpenAI-compatible server on 127.0.0.1 (tests/llm_server.py),
+whose model name picks the fault.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import pytest
+from typer.testing import CliRunner
+
+from rag.cli import app
+
+from .conftest import CANARY, QUESTION, closed_url, run_chat
+
+runner = CliRunner()
+K = "3"
+FALLBACK = "; showing the extractive answer instead"
+
+# (model, what the warning says after "the LLM endpoint at URL" or the like, answer requests the server saw)
+# with RAG_LLM_RETRIES=2 (three tries at most) and RAG_LLM_TIMEOUT=10 unless the case says otherwise.
+FAULTS = [
+    pytest.param("error500", "the LLM endpoint at {url} answered HTTP 500 (internal failure) after 3 tries", 3),
+    pytest.param("error503", "the LLM endpoint at {url} answered HTTP 503 (overloaded) after 3 tries", 3),
+    pytest.param("hangup", "cannot reach the LLM endpoint at {url} (RemoteProtocolError) after 3 tries", 3),
+    # A Retry-After longer than RETRY_AFTER_CAP (30 s): give up at once instead of keeping the user waiting.
+    pytest.param(
+        "rate-limited-long", "the LLM endpoint at {url} answered HTTP 429 (rate limit reached), retry after 120s", 1
+    ),
+    pytest.param("echo-key-401", "the LLM endpoint at {url} answered HTTP 401 (invalid key in Bearer ***)", 1),
+    pytest.param("malformed-json", "the LLM endpoint at {url} sent a malformed reply (not JSON)", 1),
+    pytest.param("html", "the LLM endpoint at {url} returned no answer (the reply is not a chat completion)", 1),
+    # A timeout is never retried: the user already waited the whole timeout once.
+    pytest.param("slow", "the LLM endpoint at {url} did not answer within 1s", 1, id="slow-timeout"),
+]
+
+
+@pytest.fixture(scope="module")
+def extractive(seed_store_dir) -> dict:
+    """The extractive answer to QUESTION: what every fallback must show."""
+    env = {"RAG_STORE": str(seed_store_dir), "RAG_BACKEND": "extractive", "ANONYMIZED_TELEMETRY": "False"}
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K], env=env)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def assert_clean(result) -> None:
+    """What no failure may show: a traceback, the API key, an "error:" line."""
+    assert "Traceback" not in result.output and CANARY not in result.output
+    assert "error:" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(("model", "cause", "tries"), FAULTS)
+def test_ask_json_falls_back_to_the_extractive_answer_with_one_warning(use_llm, llm, extractive, model, cause, tries):
+    use_llm(model, timeout=1 if model == "slow" else 10)
+    started = time.monotonic()
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    warning = cause.format(url=llm.url) + FALLBACK
+    assert result.stderr == f"warning: {warning}\n"
+    payload = json.loads(result.stdout)
+    assert payload["backend"] == "extractive" and payload["warnings"] == [warning]
+    assert payload["answer"] == extractive["answer"] and payload["citations"] == extractive["citations"]
+    assert set(payload["citations"]) <= {s["id"] for s in payload["sources"]}
+    assert payload["usage"] is None
+    assert llm.answer_requests(model) == tries
+    if model == "slow":
+        assert elapsed < 15  # gave up at the 1 s timeout, long before the 20 s reply
+
+
+@pytest.mark.parametrize("model", ["error500", "slow", "hangup"])
+def test_ask_text_prints_the_extractive_answer_and_a_warning_on_stderr(use_llm, llm, extractive, model):
+    use_llm(model, timeout=1 if model == "slow" else 10, retries=1)
+    result = runner.invoke(app, ["ask", QUESTION, "-k", K])
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    assert result.stdout.startswith(extractive["answer"] + "\n\nSources:\n")
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: ") and lines[0].endswith(FALLBACK)
+
+
+def test_connection_refused_is_retried_then_falls_back(use_llm, extractive):
+    url = closed_url()
+    use_llm("normal", url=url)
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K])
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    warning = f"cannot reach the LLM endpoint at {url} (ConnectError) after 3 tries{FALLBACK}"
+    assert result.stderr == f"warning: {warning}\n"
+    payload = json.loads(result.stdout)
+    assert payload["backend"] == "extractive" and payload["warnings"] == [warning]
+    assert payload["answer"] == extractive["answer"]
+
+
+def test_retries_back_off_exponentially(use_llm, llm):
+    use_llm("error500", retries=2)
+    assert runner.invoke(app, ["ask", QUESTION, "--json", "-k", K]).exit_code == 0
+    arrivals = [r["_at"] for r in llm.requests if r.get("model") == "error500"]
+    assert len(arrivals) == 3
+    first_gap, second_gap = arrivals[1] - arrivals[0], arrivals[2] - arrivals[1]
+    assert first_gap >= 0.5 * 0.75 and second_gap >= 1.0 * 0.75  # 0.5 s then 1 s, less at most 25% jitter
+
+
+def test_one_server_error_is_retried_and_the_llm_answers(use_llm, llm):
+    use_llm("flaky500", retries=1)
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K])
+    assert result.exit_code == 0 and result.stderr == ""
+    payload = json.loads(result.stdout)
+    assert payload["backend"] == "openai" and payload["warnings"] == []
+    assert payload["answer"].startswith("The most relevant paper studies this directly")
+    assert llm.answer_requests("flaky500") == 2
+
+
+def test_429_is_retried_after_its_retry_after(use_llm, llm):
+    use_llm("rate-limited", retries=1)
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K])
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["backend"] == "openai"
+    first, second = (r["_at"] for r in llm.requests if r.get("model") == "rate-limited")
+    assert second - first >= 1.0  # Retry-After: 1
+
+
+def test_a_retry_after_beyond_the_timeout_budget_is_not_waited_for(use_llm, llm):
+    llm.retry_after = "5"
+    use_llm("rate-limited", timeout=2, retries=3)
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K])
+    assert result.exit_code == 0
+    payload = json.loads(result.stdout)
+    assert payload["backend"] == "extractive"
+    assert payload["warnings"][0].startswith(f"the LLM endpoint at {llm.url} answered HTTP 429 (rate limit reached)")
+    assert llm.answer_requests("rate-limited") == 1
+
+
+def test_timeouts_are_not_retried_and_the_timeout_flag_overrides_the_environment(use_llm, llm):
+    use_llm("slow", timeout=60, retries=3)
+    started = time.monotonic()
+    result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", K, "--timeout", "1"])
+    assert time.monotonic() - started < 15  # not 60 s, and not 4 × 1 s plus backoff either
+    assert result.exit_code == 0
+    warning = f"the LLM endpoint at {llm.url} did not answer within 1s{FALLBACK}"
+    assert json.loads(result.stdout)["warnings"] == [warning]
+    assert llm.answer_requests("slow") == 1
+
+
+# -- a stream that dies halfway ---------------------------------------------------------------------------
+
+BROKEN_STREAMS = [
+    pytest.param("stream-cut", "the answer stream from {url} ended before the model finished"),
+    pytest.param("stream-reset", "the answer stream from {url} broke off (RemoteProtocolError)"),
+    pytest.param("stream-garbage", "the answer stream from {url} sent an event that is not JSON"),
+]
+INCOMPLETE = "; the answer above is incomplete, here is the extractive answer instead"
+
+
+@pytest.mark.parametrize(("model", "cause"), BROKEN_STREAMS)
+def test_a_stream_dying_halfway_ends_the_half_answer_then_shows_the_extractive_one(
+    use_llm, llm, extractive, model, cause
+):
+    use_llm(model)
+    result = runner.invoke(app, ["ask", QUESTION, "-k", K])
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    first = llm.source_ids(llm.requests[-1])[0]
+    # The half answer as it was shown: its valid citation, the invalid [999-99] already removed, the unclosed
+    # "[998-" never shown; then a line break, so the extractive answer starts on a line of its own.
+    half = f"The most relevant paper studies this [{first}]. Another agrees. And\n"
+    assert result.stdout.startswith(half + extractive["answer"] + "\n\nSources:\n")
+    assert "999-99" not in result.stdout and "998" not in result.stdout
+    assert result.stderr.splitlines() == [
+        f"warning: {cause.format(url=llm.url)}{INCOMPLETE}",
+        "note: removed 1 citation(s) to papers that were not retrieved: 999-99",
+    ]
+    assert llm.answer_requests(model) == 1  # text was shown: never retried (it would print twice)
+
+
+def test_a_stream_that_stalls_halfway_times_out_and_is_not_retried(use_llm, llm, extractive):
+    use_llm("slow-stream", timeout=1)  # one word, then 20 s of silence
+    result = runner.invoke(app, ["ask", QUESTION, "-k", K])
+    assert result.exit_code == 0, result.output
+    assert_clean(result)
+    assert result.stdout.startswith("The\n" + extractive["answer"] + "\n\nSources:\n")  # the held space dropped
+    assert result.stderr == f"warning: the answer stream from {llm.url} stalled for more than 1s{INCOMPLETE}\n"
+    assert llm.answer_requests("slow-stream") == 1
+
+
+def test_a_stream_that_fails_before_any_text_is_retried(use_llm, llm):
+    use_llm("hangup", retries=1)
+    result = runner.invoke(app, ["ask", QUESTION, "-k", K])
+    assert result.exit_code == 0 and llm.answer_requests("hangup") == 2
+    assert result.stderr.startswith(f"warning: cannot reach the LLM endpoint at {llm.url} (RemoteProtocolError)")
+
+
+def test_backend_level_fallback_keeps_citations_checked(seed_store, seed_settings, llm):
+    """Through the library: the partial stream's dropped citation is still counted in the final answer."""
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    settings = replace(seed_settings, llm_base_url=llm.url, llm_model="stream-cut")
+    shown: list[str] = []
+    warnings: list[str] = []
+    answer = ask(QUESTION, store, embedder, settings, "openai", k=3, on_text=shown.append, on_warning=warnings.append)
+    assert answer.backend == "extractive" and answer.warnings == warnings and len(warnings) == 1
+    assert answer.dropped_citations == ["999-99"]
+    assert "".join(shown).endswith("\n" + answer.answer)
+
+
+# -- the chat REPL uses the same fallback ----------------------------------------------------------------
+
+
+def test_piped_chat_falls_back_with_one_warning_and_exits_0(chat_env, llm, extractive):
+    env = {**chat_env, "RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "error500"}
+    result = run_chat(env, QUESTION + "\n", "-k", K)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(extractive["answer"] + "\n\nSources:\n")
+    assert result.stderr.splitlines()[1:] == [
+        f"↳ searching: {QUESTION}",
+        f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure){FALLBACK}",
+    ]
+    assert "Traceback" not in result.stderr and "error:" not in result.stderr
+    assert CANARY not in result.stdout + result.stderr
+
+
+def test_chat_follow_up_whose_rewrite_failed_does_not_ask_the_failing_endpoint_again(chat_env, llm):
+    env = {**chat_env, "RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "error500"}
+    result = run_chat(env, f"{QUESTION}\ntell me more about the second one\n", "-k", K)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure){FALLBACK}",
+        f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure); the follow-up was resolved"
+        " by the rules, showing the extractive answer instead",
+    ]
+    assert "1 paper matches:" in result.stdout  # the follow-up, answered from the paper it meant
+    assert llm.answer_requests("error500") == 1  # the second turn's answer did not wait on the endpoint
+
+
+def test_piped_chat_with_a_stream_dying_halfway(chat_env, llm, extractive):
+    env = {**chat_env, "RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "stream-reset"}
+    result = run_chat(env, QUESTION + "\n", "-k", K)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n", 1)[1].startswith(extractive["answer"] + "\n\nSources:\n")
+    assert result.stdout.startswith("The most relevant paper studies this [") and "999-99" not in result.stdout
+    assert any(line.endswith(INCOMPLETE) for line in result.stderr.splitlines())
