@@ -225,10 +225,15 @@ def _text_stream(path: Path) -> Iterator[str]:
 def read_csv(path: Path) -> Iterator[Paper]:
     """A CSV with a header row naming at least `id` and `abstract`."""
     reader = csv.DictReader(_text_stream(path))
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    try:
+        fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
     for required in ("id", "abstract"):
         if required not in fields:
-            raise InputError(f"{path}:1: missing the {required!r} column (header: {', '.join(fields) or 'none'})")
+            # A quoted header may hold line breaks: keep the message on one line.
+            shown = " ".join(", ".join(fields).split())[:200] or "none"
+            raise InputError(f"{path}:1: missing the {required!r} column (header: {shown})")
     reader.fieldnames = fields
     seen: dict[str, int] = {}
     start = 2

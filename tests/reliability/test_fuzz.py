@@ -10,7 +10,6 @@ import csv
 import gzip
 import io
 import json
-import zlib
 from pathlib import Path
 
 import pytest
@@ -143,12 +142,6 @@ def test_seed_lists_are_read_or_refused_in_one_line(tmp_path_factory, header, pa
     read_or_refuse(write(tmp_path_factory.mktemp("f"), ".txt", text.encode("utf-8")))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=zlib.error,
-    reason="corpus._read_text catches OSError/EOFError but not zlib.error: a corrupt .jsonl.gz is an 'unexpected "
-    "error' instead of an InputError naming the file (reported to main; remove this mark with the fix)",
-)
 def test_a_corrupt_gzip_file_is_refused_in_one_line(tmp_path):
     data = bytearray(gzip.compress(b'{"id": "a", "abstract": "hello world"}\n' * 20, mtime=0))
     data[10] ^= 0xFF  # the first byte of the deflate stream: zlib cannot decode it
@@ -157,12 +150,6 @@ def test_a_corrupt_gzip_file_is_refused_in_one_line(tmp_path):
     read_or_refuse(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="corpus.read_csv puts the raw header into its 'missing the id column' message: a quoted header with a "
-    "line break gives a two-line error (found by a 1500-example run; reported to main; remove this mark with the fix)",
-)
 def test_a_csv_header_with_a_line_break_is_refused_in_one_line(tmp_path):
     read_or_refuse(write(tmp_path, ".csv", b'"ab\ncd",x\n1,2\n'))
 
