@@ -102,6 +102,8 @@ class LexicalIndex:
         ids: list[str] = []
         texts: list[str] = []
         metas: list[dict] = []
+        if collection is None:  # no collection yet: an empty index
+            return cls.build(ids, texts, metas, store.generation())
         total = collection.count()
         for offset in range(0, total, PAGE):
             page = collection.get(include=["documents", "metadatas"], limit=PAGE, offset=offset)
