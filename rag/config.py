@@ -50,8 +50,9 @@ class Settings:
     embed_model: str = "text-embedding-3-small"
     embed_base_url: str | None = None
     embed_batch_size: int = 16
-    # Chunks embedded per call (length-sorted inside it) and written per Chroma call, in whole papers.
-    ingest_window: int = 256
+    # Chunks embedded per call (length-sorted inside it) and written per Chroma call, in whole papers. Measured
+    # on 1k corpus papers, idle: 256 → 66 s, 1024 → 60 s, 2048 → 56 s (91% of the raw model's throughput).
+    ingest_window: int = 2048
 
     # Chunking, in the embedding model's own tokens (its window is 256 including [CLS]/[SEP]).
     chunk_tokens: int = 128
@@ -93,7 +94,7 @@ class Settings:
             embed_model=env("RAG_EMBED_MODEL") or "text-embedding-3-small",
             embed_base_url=env("RAG_EMBED_BASE_URL") or None,
             embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
-            ingest_window=max(1, _env_int("RAG_INGEST_WINDOW", 256)),
+            ingest_window=max(1, _env_int("RAG_INGEST_WINDOW", 2048)),
             chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
             chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
             retriever=env("RAG_RETRIEVER") or "hybrid",
