@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .backends import BACKENDS
 from .errors import InputError, RagError
 from .prompts import load_prompt, render
 from .retrieval import search_text
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from .store import Store
 
 PROMPT = "rag> "
-BACKENDS = ("extractive", "openai")
 # What "tell me more about X" searches when the conversation has no topic yet.
 GENERIC_QUERY = "main contribution and results"
 HISTORY_TURNS = 3  # exchanges shown to the condense prompt
@@ -45,7 +45,7 @@ COMMANDS: dict[str, str] = {
     "/show ID": "a paper's full abstract (an id, or a number from the last list)",
     "/k N": "papers retrieved per question (1-100)",
     "/year Y|off": "only papers from year Y for new questions, or any year",
-    "/backend NAME": "extractive | openai",
+    "/backend NAME": "extractive | openai | local",
     "/json": "toggle JSON output",
     "/reset": "forget the conversation (settings stay)",
     "/quit": "leave (Ctrl-D also works)",
@@ -527,6 +527,8 @@ class Chat:
 
             where = safe_url(self.settings.llm_base_url or "https://api.openai.com/v1")  # never user:key@
             backend += f" ({self.settings.llm_model} at {where})"
+        elif backend == "local":
+            backend += f" ({self.settings.local_model_path or self.settings.local_model}, in-process)"
         papers = self.store.count_papers()
         self.note(f"rag chat · store {self.settings.store_label} · {papers} papers · backend {backend}", "bold")
         if self.interactive:

@@ -97,6 +97,13 @@ def friendly(command):
     return wrapper
 
 
+def _check_backend(name: str) -> None:
+    from .backends import BACKENDS
+
+    if name not in BACKENDS:
+        raise InputError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
+
+
 def _settings(store: Path | None, chroma_url: str | None, **overrides) -> Settings:
     settings = Settings.from_env()
     if store is not None:
@@ -240,7 +247,7 @@ def ask_command(
     year: YearOpt = None,
     venue: VenueOpt = None,
     backend: Annotated[
-        str | None, typer.Option("--backend", "-b", help="extractive | openai [env: RAG_BACKEND].")
+        str | None, typer.Option("--backend", "-b", help="extractive | openai | local [env: RAG_BACKEND].")
     ] = None,
     min_score: Annotated[
         float | None, typer.Option("--min-score", help="Abstain below this score [env: RAG_MIN_SCORE].")
@@ -262,8 +269,7 @@ def ask_command(
     )
     text = clean_question(" ".join(question))
     backend_name = settings.backend
-    if backend_name not in ("extractive", "openai"):
-        raise InputError(f"unknown backend {backend_name!r} (choose from: extractive, openai)")
+    _check_backend(backend_name)
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
 
     if as_json:
@@ -376,7 +382,7 @@ def eval_command(
         list[Path] | None, typer.Argument(help="Question sets (JSONL); default: the bundled evals/questions.jsonl.")
     ] = None,
     k: KOpt = None,
-    backend: Annotated[str | None, typer.Option("--backend", "-b", help="extractive | openai.")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", "-b", help="extractive | openai | local.")] = None,
     retriever: Annotated[
         list[str] | None, typer.Option("--retriever", help="Retrieval variant; repeat to compare several.")
     ] = None,
@@ -415,7 +421,9 @@ def eval_command(
             raise InputError(f"no questions of type {', '.join(qtype)}")
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
     k_value = k or settings.k
-    use_judge = settings.backend != "extractive" if judge is None else judge
+    _check_backend(settings.backend)
+    # The judge needs an OpenAI-compatible endpoint; the local model is too weak to grade answers.
+    use_judge = settings.backend == "openai" if judge is None else judge
     grader = evaluation.Judge(settings) if use_judge else None
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -496,7 +504,7 @@ def chat(
     k: KOpt = None,
     year: YearOpt = None,
     backend: Annotated[
-        str | None, typer.Option("--backend", "-b", help="extractive | openai [env: RAG_BACKEND].")
+        str | None, typer.Option("--backend", "-b", help="extractive | openai | local [env: RAG_BACKEND].")
     ] = None,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
@@ -505,8 +513,7 @@ def chat(
     from .chat import run_chat
 
     settings = _settings(store, chroma_url, backend=backend)
-    if settings.backend not in ("extractive", "openai"):
-        raise InputError(f"unknown backend {settings.backend!r} (choose from: extractive, openai)")
+    _check_backend(settings.backend)
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
     # The CLI's printing helpers are handed in: chat sits below the CLI and must not import it.
     code = run_chat(

