@@ -13,7 +13,7 @@ from .errors import InputError
 if TYPE_CHECKING:
     from .config import Settings
     from .embedding import Embedder
-    from .lexical import LexicalHit
+    from .lexical import LexicalHit, LexicalIndex
     from .store import ChunkHit, Store
 
 # "which papers study X?" → "X": the scaffolding carries no topic and drags every question's vector
@@ -186,29 +186,31 @@ def _retrieve(
         for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids)):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
+    lexical_index = None
     if mode != "dense":
         from .lexical import get_index
 
-        for lex in get_index(store).search(text, depth, year=year, venue=venue, paper_ids=paper_ids):
+        lexical_index = get_index(store)
+        for lex in lexical_index.search(text, depth, year=year, venue=venue, paper_ids=paper_ids):
             lexical_best.setdefault(lex.paper_id, lex)
 
     if mode == "dense":
         ranked = list(dense)
     elif mode == "lexical":
         ranked = list(lexical_best)
-    elif _lexical_is_evidence(store, text, list(lexical_best.values())[:3]):
+    elif lexical_index is not None and _lexical_is_evidence(lexical_index, text, list(lexical_best.values())[:3]):
         ranked = reciprocal_rank_fusion([list(dense), list(lexical_best)])
     else:
         ranked = list(dense)  # a paraphrase: the words typed are not the abstracts' words
     ranked = ranked[:k]
 
-    # Papers found only lexically still get a cosine score (and their best lexical chunk as snippet).
+    # Papers found only lexically still get a cosine score (and their best lexical chunk as snippet); backends
+    # quote whole abstracts, which live on each paper's chunk 0. One store read fetches both.
     missing = [lexical_best[p].chunk_id for p in ranked if p not in dense]
-    for hit in store.get_chunks(missing, vector):
+    found, papers = store.get_chunks_and_papers(missing, vector, ranked)
+    for hit in found:
         dense[hit.paper_id] = hit
     sources = [_source(dense[p]) for p in ranked if p in dense]
-    # Backends quote whole abstracts, which live on each paper's chunk 0.
-    papers = store.get_papers(s.id for s in sources)
     for source in sources:
         if source.id in papers:
             source.abstract = papers[source.id].abstract
@@ -220,19 +222,16 @@ def _retrieve(
     return Retrieval(query, sources, (time.perf_counter() - started) * 1000, applied)
 
 
-def _lexical_is_evidence(store: Store, text: str, top: list[LexicalHit]) -> bool:
+def _lexical_is_evidence(index: LexicalIndex, text: str, top: list[LexicalHit]) -> bool:
     """Lexical hits count when one of the best covers most of the question's terms.
 
     Measured on evals/questions.jsonl: fusing BM25 in unconditionally cost paraphrase questions (whose
     words are by design not the abstract's) half their recall; gated by coverage, fusion helps topic and
     venue questions and leaves paraphrases to the dense retriever.
     """
-    from .lexical import term_coverage
-
     if not top:
         return False
-    texts = store.chunk_texts([hit.chunk_id for hit in top])
-    return term_coverage(text, texts) >= LEXICAL_COVERAGE
+    return index.coverage(text, [hit.doc for hit in top]) >= LEXICAL_COVERAGE
 
 
 def reciprocal_rank_fusion(rankings: list[list[str]], k0: int = RRF_K) -> list[str]:

@@ -174,3 +174,27 @@ def test_every_mode_scores_sources_by_cosine(seed_store, seed_settings):
     for mode in ("dense", "lexical", "hybrid"):
         sources = retrieve("vector quantization codebook", store, embedder, seed_settings, mode=mode).sources
         assert sources[0].id == "000-01" and 0.3 < sources[0].score <= 1.0, mode
+
+
+def test_index_coverage_equals_term_coverage_over_the_indexed_texts(seed_store):
+    """The postings shortcut used at query time must agree with tokenizing the chunks' texts."""
+    store, _ = seed_store
+    index = get_index(store)
+    questions = [
+        "what is DiVeQ?",
+        "federated unlearning",
+        "multi-view clustering with anchors",
+        "graph neural networks for molecules",
+        "contrastive learning InfoNCE mutual information",
+    ]
+    seen = []
+    for question in questions:
+        hits = index.search(question, 3)
+        got = store.collection().get(ids=[h.chunk_id for h in hits], include=["documents", "metadatas"])
+        by_id = {
+            cid: f"{m['title']}. {d}" for cid, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+        expected = term_coverage(question, [by_id[h.chunk_id] for h in hits])
+        assert index.coverage(question, [h.doc for h in hits]) == pytest.approx(expected), question
+        seen.append(expected)
+    assert min(seen) > 0 and max(seen) == 1.0  # the cases cover partial and full matches, not just zeros
