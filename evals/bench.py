@@ -274,6 +274,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,0", help="0 means the whole corpus")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="re-measure query latency on the store an earlier run left in OUT/work (after a query-path change)",
+    )
     args = parser.parse_args()
 
     from rag.config import Settings
@@ -281,6 +286,9 @@ def main() -> None:
 
     out = args.out
     work = out / "work"
+    if args.latency_only:
+        latency_only(args, work)
+        return
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     store_dir = work / "store"
@@ -353,6 +361,30 @@ def main() -> None:
         previous = size
         print(f"{size} papers done: {json.dumps(results['sizes'][str(size)])}", flush=True)
     print(markdown(results))
+
+
+def latency_only(args, work: Path) -> None:
+    """Query latency (and cold ask) on the existing store, added to OUT/results.json under "rerun"."""
+    from rag.config import Settings
+    from rag.store import Store
+
+    store_dir = work / "store"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
+    env.update(RAG_STORE=str(store_dir), XDG_CACHE_HOME=str(work / "cache"), XDG_DATA_HOME=str(work / "data"))
+    settings = replace(Settings(), store=store_dir)
+    size = Store(settings).count_papers()
+    questions = [json.loads(line)["question"] for line in (HERE / "questions.jsonl").open()]
+    with gzip.open(args.corpus, "rt", encoding="utf-8") as f:
+        rows = f.readlines()
+    random.Random(0).shuffle(rows)
+    ids = {json.loads(r)["id"] for r in rows[:size]}
+    known = [k for k in map(json.loads, (HERE / "corpus_known_items.jsonl").open()) if k["gold_ids"][0] in ids]
+    path = args.out / "results.json"
+    results = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
+    latency = latency_at_size(settings, questions, known, args.rounds)
+    results.setdefault("rerun", {})[str(size)] = {"papers": size, "latency": latency, "cold": cold_ask(env, 5)}
+    save(args.out, results)
+    print(json.dumps(results["rerun"][str(size)], indent=1))
 
 
 if __name__ == "__main__":

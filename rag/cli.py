@@ -396,7 +396,7 @@ def eval_command(
         typer.Option("--fail-under", help="METRIC=VALUE or TYPE:METRIC=VALUE; exit 3 when the run is worse."),
     ] = None,
     judge: Annotated[
-        bool | None, typer.Option("--judge/--no-judge", help="LLM-judge scores (default: on for LLM backends).")
+        bool | None, typer.Option("--judge/--no-judge", help="LLM-judge scores (default: on for the openai backend).")
     ] = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
@@ -419,9 +419,9 @@ def eval_command(
         questions = [q for q in questions if q.type in qtype]
         if not questions:
             raise InputError(f"no questions of type {', '.join(qtype)}")
+    _check_backend(settings.backend)
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
     k_value = k or settings.k
-    _check_backend(settings.backend)
     # The judge needs an OpenAI-compatible endpoint; the local model is too weak to grade answers.
     use_judge = settings.backend == "openai" if judge is None else judge
     grader = evaluation.Judge(settings) if use_judge else None

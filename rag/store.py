@@ -358,6 +358,7 @@ class Store:
         temp.settings = replace(self.settings, collection=temp_name)
         temp.client = self.client
         temp._collection = None
+        temp._count = None
         report = temp.ingest(papers, embedder, on_progress=on_progress, total=total)
         with contextlib.suppress(Exception):  # nothing to replace on a first build
             self.client.delete_collection(final_name)
@@ -390,8 +391,9 @@ class Store:
         collection = self.collection()
         if collection is None:
             return []
-        # Counting costs a SQLite scan per query (3.7 ms of a 46 ms hybrid query); the count changes only with
-        # an ingest, which also drops the cached collection handle, and with it this number.
+        # Counting costs a SQLite scan per query (3.7 ms of a 46 ms hybrid query). The count is kept with the
+        # collection handle: an ingest through this Store drops both. (Another process's ingest leaves both stale
+        # until this process reopens the store, as Chroma's own caches do; it only caps n_results.)
         if self._count is None or self._count[0] is not collection:
             self._count = (collection, collection.count())
         total = self._count[1]

@@ -137,7 +137,7 @@ class ExtractiveBackend:
             if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
                 continue  # close in embedding space, but no sentence of it speaks to the question
             kept.append((source, ranked))
-        return kept, asks_for_list and len(kept) > 1
+        return kept, asks_for_list and len(near) > 1
 
     @staticmethod
     def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:

