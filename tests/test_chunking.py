@@ -62,3 +62,18 @@ def test_metadata_is_flat_and_names_the_paper():
 def test_short_abstract_is_one_chunk():
     (chunk,) = chunk_paper(Paper(id="s", abstract="A short abstract."), 128, 24, "m")
     assert chunk.text == "A short abstract." and chunk.metadata["year"] == -1
+
+
+def test_a_sentence_tokenizer_timeout_falls_back_to_a_plain_split():
+    """nltk's punkt runs under a 5 s wall-clock regex limit; when it trips, the paper is still chunked."""
+    from rag.chunking import sentences_with_fallback
+
+    def timing_out(text):
+        raise TimeoutError("regular-expression match exceeded its 5.0s time limit")
+
+    text = "We propose X. It works well! Does it scale? Yes, to 31.5k papers"
+    pieces = sentences_with_fallback(text, timing_out)
+    assert "".join(pieces) == text
+    assert [p.strip() for p in pieces] == ["We propose X.", "It works well!", "Does it scale?", "Yes, to 31.5k papers"]
+    # Without a timeout, punkt decides (and agrees here).
+    assert [p.strip() for p in sentences_with_fallback(text)] == [p.strip() for p in pieces]
