@@ -141,10 +141,13 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     _loaded.clear()
     store, embedder = Store(settings), get_embedder(settings)
     collection = store.collection()
-    everything = collection.get(include=["embeddings", "metadatas"])
-    matrix = np.asarray(everything["embeddings"], dtype=np.float32)
-    owners = [m["paper_id"] for m in everything["metadatas"]]
-    del everything
+    # Paged: one get of ~90k rows exceeds SQLite's variable limit ("too many SQL variables").
+    blocks, owners = [], []
+    for offset in range(0, collection.count(), 5000):
+        page = collection.get(include=["embeddings", "metadatas"], limit=5000, offset=offset)
+        blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
+        owners += [m["paper_id"] for m in page["metadatas"]]
+    matrix = np.concatenate(blocks)
 
     def floor(question: str) -> None:
         vector = embedder.embed([question])[0]

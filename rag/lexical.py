@@ -181,10 +181,9 @@ class LexicalIndex:
             if year is not None:
                 mask *= self.years == year
             if venue:
-                mask *= np.asarray([v == venue for v in self.venues])
+                mask *= self._column("venues") == venue
             if paper_ids:
-                wanted = set(paper_ids)
-                mask *= np.asarray([p in wanted for p in self.paper_ids])
+                mask *= np.isin(self._column("paper_ids"), list(paper_ids))
             if not mask.any():
                 return []
         k = min(n, len(self.chunk_ids))
@@ -196,6 +195,18 @@ class LexicalIndex:
                 break
             hits.append(LexicalHit(self.chunk_ids[int(doc)], self.paper_ids[int(doc)], float(score), int(doc)))
         return hits
+
+    def _column(self, name: str) -> np.ndarray:
+        """`venues` / `paper_ids` as a numpy array, made once: a Python loop over 91k chunks costs 6 ms a query."""
+        import numpy as np
+
+        cached = self.__dict__.setdefault("_columns", {})
+        if name not in cached:
+            cached[name] = np.asarray(getattr(self, name))
+        return cached[name]
+
+    def has_venue(self, venue: str) -> bool:
+        return bool(len(self.chunk_ids)) and bool((self._column("venues") == venue).any())
 
     def coverage(self, query: str, docs: list[int]) -> float:
         """`term_coverage(query, texts of docs)` from the index's own postings: no store read, no re-tokenizing.

@@ -175,9 +175,17 @@ def _retrieve(
     filters = parse_filters(query)
     text = search_text(filters.text)
     year = filters.year if year is None else year
-    # A venue named in the question filters only if the store uses that exact name ("ICLR 2025").
-    if venue is None and filters.venue and store.has_venue(filters.venue):
-        venue = filters.venue
+    # A venue named in the question filters only if the store uses that exact name ("ICLR 2025"). The lexical
+    # index knows every chunk's venue in memory; asking Chroma takes 116 ms at 91k chunks (a metadata scan).
+    if venue is None and filters.venue:
+        if mode == "dense":
+            known = store.has_venue(filters.venue)
+        else:
+            from .lexical import get_index
+
+            known = get_index(store).has_venue(filters.venue)
+        if known:
+            venue = filters.venue
     vector = embedder.embed([text])[0]
     depth = k * CHUNKS_PER_PAPER
 

@@ -136,6 +136,22 @@ def _short(exc: BaseException) -> str:
     return text[:200]
 
 
+OVERFETCH = 8
+
+
+def _simple_filter(where: dict) -> bool:
+    """A filter of plain field equalities (what year/venue parsing builds), which `_passes` can check."""
+    clauses = where.get("$and", [where])
+    return all(
+        len(c) == 1 and not str(next(iter(c))).startswith("$") and not isinstance(next(iter(c.values())), dict)
+        for c in clauses
+    )
+
+
+def _passes(metadata: dict, where: dict) -> bool:
+    return all(metadata.get(field) == value for clause in where.get("$and", [where]) for field, value in clause.items())
+
+
 class Store:
     """One collection of paper chunks."""
 
@@ -385,6 +401,15 @@ class Store:
     def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
         """The `n` nearest chunks, best first, with cosine similarity as the score."""
         with self.reading():
+            if where is not None and _simple_filter(where):
+                # Chroma applies `where` by listing every matching id in SQLite first: at 91k chunks a year filter
+                # costs 177 ms against 4 ms unfiltered. The year/venue filters of questions keep a large share of
+                # the store, so the nearest OVERFETCH × n chunks nearly always hold n that pass; checked here in
+                # Python, and the filtered Chroma query is the fallback when they do not.
+                hits = self._query(vector, n * OVERFETCH, None)
+                passing = [hit for hit in hits if _passes(hit.metadata, where)]
+                if len(passing) >= n or len(hits) < n * OVERFETCH:
+                    return passing[:n]
             return self._query(vector, n, where)
 
     def _query(self, vector: np.ndarray, n: int, where: dict | None) -> list[ChunkHit]:
@@ -456,7 +481,14 @@ class Store:
 
     def has_venue(self, venue: str) -> bool:
         collection = self.collection()
-        return bool(collection is not None and collection.get(where={"venue": venue}, limit=1, include=[])["ids"])
+        if collection is None:
+            return False
+        # A metadata scan (116 ms at 91k chunks): remembered with the collection handle, like the count.
+        known = self.__dict__.setdefault("_venues", {})
+        key = (id(collection), venue)
+        if key not in known:
+            known[key] = bool(collection.get(where={"venue": venue}, limit=1, include=[])["ids"])
+        return known[key]
 
     def get_papers(self, ids: Iterable[str]) -> dict[str, Paper]:
         """Full papers (from chunk 0) for the ids that exist."""

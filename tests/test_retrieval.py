@@ -198,3 +198,19 @@ def test_index_coverage_equals_term_coverage_over_the_indexed_texts(seed_store):
         assert index.coverage(question, [h.doc for h in hits]) == pytest.approx(expected), question
         seen.append(expected)
     assert min(seen) > 0 and max(seen) == 1.0  # the cases cover partial and full matches, not just zeros
+
+
+def test_filtered_queries_match_chromas_own_filter(seed_store):
+    """The over-fetch-and-check path for year/venue filters returns what Chroma's `where` returns."""
+    store, embedder = seed_store
+    vector = embedder.embed(["graph neural networks and clustering"])[0]
+    for where in (
+        {"year": 2025},
+        {"year": 2026},
+        {"$and": [{"year": 2025}, {"venue": "ICLR 2025"}]},
+        {"venue": "no such venue"},
+    ):
+        fast = store.query(vector, 12, where)
+        exact = store._query(vector, 12, where)
+        assert [h.chunk_id for h in fast] == [h.chunk_id for h in exact], where
+        assert all(h.metadata["year"] == where.get("year", h.metadata["year"]) for h in fast)
