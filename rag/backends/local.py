@@ -42,6 +42,14 @@ _models: dict[tuple, Any] = {}
 _models_lock = threading.Lock()
 
 
+def _close_models() -> None:
+    while _models:
+        _, model = _models.popitem()
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
+
+
 def load_llama(settings: Settings) -> Any:
     """The llama.cpp model for `settings`, loaded once per process (it takes ~1.5 s and ~2 GB)."""
     from pathlib import Path
@@ -61,6 +69,12 @@ def load_llama(settings: Settings) -> Any:
     threads = settings.local_threads or os.cpu_count() or 1
     key = (str(path), threads, settings.local_context)
     with _models_lock:
+        if not _models:
+            import atexit
+
+            # Free the models while llama_cpp is still importable: left to interpreter teardown, Llama.__del__
+            # prints "Exception ignored … 'NoneType' object is not callable" on the way out.
+            atexit.register(_close_models)
         if key not in _models:
             try:
                 _models[key] = Llama(
