@@ -1,9 +1,9 @@
 """`[ID]` citations: finding them, and removing any that name a paper that was not retrieved.
 
-Works on whole texts and on streams (token by token), so an invalid citation never reaches the screen. A
-bracket group that is not a citation but holds a digit (`[see 999-99]`, `[999‐99]` with a Unicode hyphen, an
-unfinished `[999-`) would still read as one, so it is shown in parentheses: square brackets around a digit in
-an answer always mean a checked citation.
+Works on whole texts and on streams (token by token), so an invalid citation never reaches the screen. In an
+answer, square brackets mean a checked citation and nothing else: any other bracket group (`[see 999-99]`,
+`[999‐99]` with a Unicode hyphen, an unfinished `[999-`, a model's markdown link `[https://…#…](…)`, even
+`[CLS]`, which could pass for an OpenReview id) is shown in parentheses.
 """
 
 from __future__ import annotations
@@ -40,8 +40,11 @@ def _rewrite_group(match: re.Match, valid: set[str], dropped: list[str]) -> str:
 
 
 def _neutralise(text: str) -> str:
-    """A bracket group that is not a citation: in parentheses if it could pass for one (it holds a digit)."""
-    return text.replace("[", "(").replace("]", ")") if any(c.isdigit() for c in text) else text
+    """A bracket group that is not a citation, in parentheses: brackets are for checked citations only.
+
+    (An earlier rule kept groups without a digit in brackets; SmolLM2 then showed a made-up URL in brackets.)
+    """
+    return text.replace("[", "(").replace("]", ")")
 
 
 def enforce_citations(text: str, valid_ids: Iterable[str]) -> tuple[str, list[str]]:

@@ -172,8 +172,8 @@ class LexicalIndex:
 
         if not self.chunk_ids:
             return []
-        tokens = tokenize([query])
-        if not tokens.ids or not tokens.ids[0]:
+        terms = _query_tokens(query)
+        if not terms or n <= 0:
             return []
         mask = None
         if year is not None or venue or paper_ids:
@@ -186,15 +186,20 @@ class LexicalIndex:
                 mask *= np.isin(self._column("paper_ids"), list(paper_ids))
             if not mask.any():
                 return []
-        k = min(n, len(self.chunk_ids))
-        # n_threads=0: bm25s's plain map. Any other value starts a thread pool per query (3 ms of a 6 ms search).
-        docs, scores = self.bm25.retrieve(tokens, k=k, show_progress=False, weight_mask=mask, n_threads=0)
-        hits = []
-        for doc, score in zip(docs[0], scores[0], strict=True):
-            if score <= 0:
-                break
-            hits.append(LexicalHit(self.chunk_ids[int(doc)], self.paper_ids[int(doc)], float(score), int(doc)))
-        return hits
+        known = self.bm25.get_tokens_ids([term for term in terms if term])
+        if not known:
+            return []
+        scores = self.bm25.get_scores(known, weight_mask=mask)
+        # Top n among the chunks that score at all, rather than bm25s's argpartition over every chunk: with
+        # most scores exactly 0, that argpartition took 3.7-5.8 ms at 91k chunks against 0.4-0.8 ms (measured).
+        # (BM25 variants that score absent terms have no zeros to skip; the index uses Lucene's, which has.)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > n:
+            candidates = candidates[np.argpartition(-scores[candidates], n - 1)[:n]]
+        best = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [
+            LexicalHit(self.chunk_ids[doc], self.paper_ids[doc], float(scores[doc]), int(doc)) for doc in best.tolist()
+        ]
 
     def _column(self, name: str) -> np.ndarray:
         """`venues` / `paper_ids` as a numpy array, made once: a Python loop over 91k chunks costs 6 ms a query."""
@@ -234,21 +239,27 @@ class LexicalIndex:
         return float(covered.max()) / len(wanted)
 
 
-def query_terms(query: str) -> set[str]:
-    """The stemmed, non-stopword terms of `query`."""
+@lru_cache(maxsize=64)
+def _query_tokens(query: str) -> tuple[str, ...]:
+    """The stemmed, non-stopword tokens of `query`, in order (one question is looked up several times)."""
     tokenized = tokenize([query])
     vocabulary = {index: token for token, index in tokenized.vocab.items()}
-    return {vocabulary[i] for i in tokenized.ids[0]} - {""}
+    return tuple(vocabulary[i] for i in tokenized.ids[0]) if tokenized.ids else ()
+
+
+def query_terms(query: str) -> set[str]:
+    """The stemmed, non-stopword terms of `query`."""
+    return set(_query_tokens(query)) - {""}
 
 
 def term_coverage(query: str, texts: list[str]) -> float:
     """The largest share of the query's stemmed, non-stopword terms that one of `texts` contains."""
-    tokenized = tokenize([query, *texts])
-    vocabulary = {index: token for token, index in tokenized.vocab.items()}
-    terms = [{vocabulary[i] for i in ids} for ids in tokenized.ids]
-    wanted, documents = terms[0], terms[1:]
-    if not wanted or not documents:
+    wanted = query_terms(query)
+    if not wanted or not texts:
         return 0.0
+    tokenized = tokenize(texts)
+    vocabulary = {index: token for token, index in tokenized.vocab.items()}
+    documents = [{vocabulary[i] for i in ids} for ids in tokenized.ids]
     return max(len(wanted & doc) / len(wanted) for doc in documents)
 
 

@@ -152,6 +152,11 @@ def _passes(metadata: dict, where: dict) -> bool:
     return all(metadata.get(field) == value for clause in where.get("$and", [where]) for field, value in clause.items())
 
 
+def paper_of_chunk(chunk_id: str) -> str:
+    """Chunk ids are "<paper id>#<n>"."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
 class Store:
     """One collection of paper chunks."""
 
@@ -398,21 +403,27 @@ class Store:
         except Exception as exc:
             raise StoreError(_explain(exc, self.settings.store_label)) from None
 
-    def query(self, vector: np.ndarray, n: int, where: dict | None = None) -> list[ChunkHit]:
-        """The `n` nearest chunks, best first, with cosine similarity as the score."""
+    def query(self, vector: np.ndarray, n: int, where: dict | None = None, details: bool = True) -> list[ChunkHit]:
+        """The `n` nearest chunks, best first, with cosine similarity as the score.
+
+        `details=False` leaves out texts and metadata (ids and scores only): a caller that keeps a few hits
+        reads those afterwards, instead of Chroma fetching every candidate's row from SQLite.
+        """
         with self.reading():
             if where is not None and _simple_filter(where):
                 # Chroma applies `where` by listing every matching id in SQLite first: at 91k chunks a year filter
                 # costs 177 ms against 4 ms unfiltered. The year/venue filters of questions keep a large share of
                 # the store, so the nearest OVERFETCH × n chunks nearly always hold n that pass; checked here in
                 # Python, and the filtered Chroma query is the fallback when they do not.
-                hits = self._query(vector, n * OVERFETCH, None)
+                hits = self._query(vector, n * OVERFETCH, None, details, metadata=True)
                 passing = [hit for hit in hits if _passes(hit.metadata, where)]
                 if len(passing) >= n or len(hits) < n * OVERFETCH:
                     return passing[:n]
-            return self._query(vector, n, where)
+            return self._query(vector, n, where, details)
 
-    def _query(self, vector: np.ndarray, n: int, where: dict | None) -> list[ChunkHit]:
+    def _query(
+        self, vector: np.ndarray, n: int, where: dict | None, details: bool = True, metadata: bool = False
+    ) -> list[ChunkHit]:
         collection = self.collection()
         if collection is None:
             return []
@@ -424,27 +435,26 @@ class Store:
         total = self._count[1]
         if total == 0:
             return []
+        include = ["documents", "metadatas"] if details else (["metadatas"] if metadata else [])
         result = collection.query(
-            query_embeddings=[vector.tolist()],
-            n_results=min(n, total),
-            where=where,
-            include=["documents", "metadatas", "distances"],
+            query_embeddings=[vector.tolist()], n_results=min(n, total), where=where, include=[*include, "distances"]
         )
+        ids, distances = result["ids"][0], result["distances"][0]
+        texts = result["documents"][0] if "documents" in include else [""] * len(ids)
+        metas = result["metadatas"][0] if "metadatas" in include else [None] * len(ids)
         hits = []
-        for chunk_id, text, meta, distance in zip(
-            result["ids"][0],
-            result["documents"][0],
-            result["metadatas"][0],
-            result["distances"][0],
-            strict=True,
-        ):
-            hits.append(ChunkHit(chunk_id, meta["paper_id"], text or "", 1.0 - float(distance), meta))
+        for chunk_id, text, meta, distance in zip(ids, texts, metas, distances, strict=True):
+            paper_id = meta["paper_id"] if meta else paper_of_chunk(chunk_id)
+            hits.append(ChunkHit(chunk_id, paper_id, text or "", 1.0 - float(distance), meta or {}))
         return hits
 
     def get_chunks_and_papers(
         self, chunk_ids: list[str], query_vector: np.ndarray, paper_ids: list[str]
     ) -> tuple[list[ChunkHit], dict[str, Paper]]:
-        """`get_chunks(chunk_ids)` and `get_papers(paper_ids)` in one Chroma read (a query's last step)."""
+        """The chunks `chunk_ids` (scored against `query_vector`) and the papers `paper_ids`, in one Chroma read.
+
+        A query's last step: the best chunk of each paper it keeps, and each paper's abstract (on chunk 0).
+        """
         import numpy as np
 
         collection = self.collection()
@@ -454,17 +464,9 @@ class Store:
             return [], {}
         include = ["documents", "metadatas", "embeddings"] if chunk_ids else ["documents", "metadatas"]
         result = collection.get(ids=wanted, include=include)
+        embeddings = result["embeddings"] if chunk_ids else [None] * len(result["ids"])
         rows = dict(
-            zip(
-                result["ids"],
-                zip(
-                    result["documents"],
-                    result["metadatas"],
-                    result["embeddings"] if chunk_ids else [None] * len(result["ids"]),
-                    strict=True,
-                ),
-                strict=True,
-            )
+            zip(result["ids"], zip(result["documents"], result["metadatas"], embeddings, strict=True), strict=True)
         )
         hits = []
         for chunk_id in chunk_ids:

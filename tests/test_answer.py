@@ -40,6 +40,12 @@ def test_question_scaffolding_is_not_embedded():
     assert search_text("Which papers study unlearning?") == "unlearning"
     assert search_text("papers on contrastive learning objectives") == "contrastive learning objectives"
     assert search_text("what is DiVeQ?") == "what is DiVeQ"
+    # paired verbs and other plain verbs are scaffolding too; the topic's own "or" stays
+    assert search_text("which papers propose or analyze clustering algorithms?") == "clustering algorithms"
+    assert search_text("which papers work with medical or clinical data?") == "medical or clinical data"
+    assert search_text("which papers involve medical applications?") == "medical applications"
+    # only a leading "papers <verb>" is scaffolding: a topic that starts with such a word is kept whole
+    assert search_text("analyzing papers with missing abstracts") == "analyzing papers with missing abstracts"
 
 
 def test_extractive_answer_cites_only_retrieved_papers_one_line_each(seed_store, seed_settings):

@@ -39,7 +39,7 @@ BIN = Path(sys.executable).parent
 TIMEOUT = 30  # seconds per wait: generous, the test machine may have two slow cores
 UNLEARNING = ["001-02", "001-18", "001-15"]  # a listing for the rule tests
 # What the real hybrid retriever lists for "which papers study unlearning?" over the seeds, in order.
-UNLEARNING_LISTED = ["001-18", "001-02", "001-15"]  # what "which papers study unlearning?" lists, in order
+UNLEARNING_LISTED = ["001-02", "001-18", "001-15"]  # what "which papers study unlearning?" lists, in order
 
 
 # -- follow-up rules (pure) ------------------------------------------------------------------------
@@ -311,10 +311,10 @@ def test_a_conversation_in_the_terminal(chat_env, seed_store_dir, seed_papers, t
     assert listed == UNLEARNING_LISTED
     assert [line.split("  ")[0] for line in source_lines(broad)] == [f"[{pid}] 2026" for pid in UNLEARNING_LISTED]
 
-    second = term.send("tell me more about the second one")
-    assert f"↳ searching: unlearning [papers: {listed[1]}]" in second
-    assert cited(second) == [listed[1]] and "PURGE" in second  # 001-02's method
-    assert [line.split()[0] for line in source_lines(second)] == [f"[{listed[1]}]"]
+    first = term.send("tell me more about the first one")
+    assert f"↳ searching: unlearning [papers: {listed[0]}]" in first
+    assert cited(first) == [listed[0]] and "PURGE" in first  # 001-02's method
+    assert [line.split()[0] for line in source_lines(first)] == [f"[{listed[0]}]"]
 
     it = term.send("is it tested on RWKU?")
     assert "↳ searching: is this paper tested on RWKU? [papers: 001-02]" in it
@@ -419,9 +419,9 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     assert "\x1b" not in result.stdout and "rag>" not in result.stdout
     blocks = result.stdout.split("\n\n")  # answer, its sources, the next answer, ...
     assert blocks[0].startswith("3 papers match:") and cited(blocks[0]) == UNLEARNING_LISTED
-    assert blocks[1].startswith("Sources:\n  [001-18] 2026  0.")
-    assert blocks[2].startswith("1 paper matches:") and cited(blocks[2]) == ["001-02"]
+    assert blocks[1].startswith("Sources:\n  [001-02] 2026  0.")
+    assert blocks[2].startswith("1 paper matches:") and cited(blocks[2]) == ["001-18"]
     payload = json.loads(result.stdout.splitlines()[-1])  # /json: one object per line
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
     assert payload["resolved"] == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}
-    assert "↳ searching: unlearning [papers: 001-02]" in result.stderr
+    assert "↳ searching: unlearning [papers: 001-18]" in result.stderr

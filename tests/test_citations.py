@@ -32,11 +32,12 @@ def test_duplicate_ids_inside_one_group_collapse():
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 100])
 def test_stream_filter_matches_whole_text_enforcement(size):
-    text = "Start [000-01]. Bad one [999-99]. Mixed [002-07, 888-88].\nBracket [not a citation] stays [KRVnpTbx7R]"
+    text = "Start [000-01]. Bad one [999-99]. Mixed [002-07, 888-88].\nBracket [not a citation] shown [KRVnpTbx7R]"
     stream = CitationStreamFilter(VALID)
     shown = "".join(stream.feed(text[i : i + size]) for i in range(0, len(text), size)) + stream.flush()
     assert "999-99" not in shown and "888-88" not in shown
-    assert shown == "Start [000-01]. Bad one. Mixed [002-07].\nBracket [not a citation] stays [KRVnpTbx7R]"
+    # brackets are for checked citations only: any other group is shown in parentheses
+    assert shown == "Start [000-01]. Bad one. Mixed [002-07].\nBracket (not a citation) shown [KRVnpTbx7R]"
     assert stream.dropped == ["999-99", "888-88"]
 
 
@@ -45,4 +46,4 @@ def test_stream_filter_releases_an_unclosed_bracket_at_the_end():
     # Released, but in parentheses: an unfinished "[000" would read as a citation.
     assert stream.feed("an open [000") + stream.flush() == "an open (000"
     stream = CitationStreamFilter(VALID)
-    assert stream.feed("an open [bracket") + stream.flush() == "an open [bracket"
+    assert stream.feed("an open [bracket") + stream.flush() == "an open (bracket"

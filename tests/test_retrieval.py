@@ -12,7 +12,7 @@ from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
-from rag.retrieval import parse_filters, reciprocal_rank_fusion, retrieve
+from rag.retrieval import parse_filters, reciprocal_rank_fusion, retrieve, score_fusion
 from rag.store import Store
 
 
@@ -22,6 +22,20 @@ def test_reciprocal_rank_fusion_by_hand():
     # one list alone keeps its order; ties keep the first ranking's order
     assert reciprocal_rank_fusion([["x", "y"]]) == ["x", "y"]
     assert reciprocal_rank_fusion([["p"], ["q"]]) == ["p", "q"]
+
+
+def test_score_fusion_by_hand():
+    dense = {"a": 0.80, "b": 0.60, "c": 0.40}  # cosines, best first
+    lexical = {"c": 20.0, "d": 10.0}  # BM25
+    # a: .6*1 = .60; b: .6*.75 = .45; c: .6*.5 + .4*1 = .70; d: .6*(.40/.80) + .4*.5 = .50 (dense floor for d)
+    assert score_fusion(dense, lexical) == ["c", "a", "d", "b"]
+    # a strong BM25 match moves up further than a weak one, which rank fusion cannot tell apart
+    assert score_fusion(dense, {"c": 20.0, "d": 19.0}).index("d") < score_fusion(dense, lexical).index("d")
+    # all weight on one side reproduces that side's order; one list alone keeps its order
+    assert score_fusion(dense, lexical, dense_weight=1.0)[:3] == ["a", "b", "c"]
+    assert score_fusion(dense, lexical, dense_weight=0.0)[:2] == ["c", "d"]
+    assert score_fusion(dense, {}) == ["a", "b", "c"]
+    assert score_fusion({}, lexical) == ["c", "d"]
 
 
 def tiny_index() -> LexicalIndex:
