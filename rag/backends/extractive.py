@@ -116,7 +116,7 @@ class ExtractiveBackend:
         """
         if not sources:
             return [], False
-        top = sources[0].score
+        top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         asks_for_list = bool(_LIST_QUESTION.search(question))
         ratio = self.list_ratio if asks_for_list else self.detail_ratio
         near = [s for s in sources if s.score >= ratio * top]
