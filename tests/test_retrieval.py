@@ -190,6 +190,36 @@ def test_every_mode_scores_sources_by_cosine(seed_store, seed_settings):
         assert sources[0].id == "000-01" and 0.3 < sources[0].score <= 1.0, mode
 
 
+def test_top_k_among_scoring_chunks_matches_bm25s_own_retrieve(seed_store):
+    """`LexicalIndex.search` picks its top k itself (bm25s's argpartition is slow on mostly-zero scores):
+    it must return what bm25s's own retrieve returns, filters included."""
+    from rag.lexical import tokenize
+
+    store, _ = seed_store
+    index = get_index(store)
+    cases = [
+        ("unlearning", {}),
+        ("multi-view clustering with anchors", {}),
+        ("reinforcement learning", {"year": 2025}),
+        ("vector quantization codebook gradients", {"year": 2026}),
+        ("diffusion", {"venue": "ICLR 2025"}),
+    ]
+    for query, filters in cases:
+        hits = index.search(query, 8, **filters)
+        mask = None
+        if "year" in filters:
+            mask = (index.years == filters["year"]).astype("float32")
+        if "venue" in filters:
+            mask = (index._column("venues") == filters["venue"]).astype("float32")
+        docs, scores = index.bm25.retrieve(tokenize([query]), k=8, weight_mask=mask, n_threads=0, show_progress=False)
+        expected = [(float(sc), int(d)) for d, sc in zip(docs[0], scores[0], strict=True) if sc > 0]
+        assert hits, query
+        assert [h.score for h in hits] == pytest.approx([sc for sc, _ in expected]), query
+        # equal scores may come in either order, and a tie at the k-th place may pick either chunk
+        last = expected[-1][0]
+        assert {h.doc for h in hits if h.score > last} == {d for sc, d in expected if sc > last}, query
+
+
 def test_index_coverage_equals_term_coverage_over_the_indexed_texts(seed_store):
     """The postings shortcut used at query time must agree with tokenizing the chunks' texts."""
     store, _ = seed_store
