@@ -48,7 +48,8 @@ YearOpt = Annotated[int | None, typer.Option("--year", help="Only papers from th
 VenueOpt = Annotated[str | None, typer.Option("--venue", help='Only papers from this venue, e.g. "ICLR 2025".')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
 RetrieverOpt = Annotated[
-    str | None, typer.Option("--retriever", help="hybrid | dense | lexical [env: RAG_RETRIEVER; default hybrid].")
+    str | None,
+    typer.Option("--retriever", help="hybrid | hybrid-rrf | dense | lexical [env: RAG_RETRIEVER; default hybrid]."),
 ]
 
 
@@ -162,22 +163,36 @@ def _open_for_query(settings: Settings, auto_seed: bool) -> tuple[Store, Embedde
     from .embedding import get_embedder
     from .store import Store
 
+    # Opening a Chroma store creates it: a mistyped --store must not leave an empty database behind.
+    if not auto_seed and not settings.chroma_url and not (settings.store / "chroma.sqlite3").is_file():
+        raise StoreError(f"no store at {settings.store_label}: {_how_to_fill()}")
     store = Store(settings)
     embedder = get_embedder(settings)
     if store.collection(embedder) is None or store.collection().count() == 0:
         if not auto_seed:
-            raise StoreError(f"the store at {settings.store_label} is empty: add papers with `rag ingest FILE...`")
+            raise StoreError(f"the store at {settings.store_label} is empty: {_how_to_fill()}")
         from .corpus import bundled_seeds_dir, load_papers
         from .store import ingest_lock
 
         papers = load_papers([bundled_seeds_dir()])
         _stderr_console().print(
-            f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}"
+            f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}", markup=False
         )
         with ingest_lock(settings):
             _ingest_with_progress(store, papers, embedder)
         store.forget_collection()
     return store, embedder
+
+
+def _how_to_fill() -> str:
+    """How to put papers in a store, naming the bundled seeds (an installed wheel has no seeds/ to point at)."""
+    from .corpus import bundled_seeds_dir
+
+    try:
+        seeds = f" (the bundled seed abstracts: `rag ingest {bundled_seeds_dir()}`)"
+    except InputError:
+        seeds = ""
+    return f"add papers with `rag ingest FILE...`{seeds}"
 
 
 def _source_line(source: Source) -> str:
@@ -215,7 +230,9 @@ def _main(
 @app.command()
 @friendly
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Seed .txt lists, .jsonl, .jsonl.gz or .csv files, or folders.")],
+    paths: Annotated[
+        list[Path], typer.Argument(metavar="PATH", help="Seed .txt lists, .jsonl, .jsonl.gz or .csv files, or folders.")
+    ],
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-embed everything into a fresh collection.")] = False,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
@@ -234,15 +251,17 @@ def ingest(
         target = Store(settings)
         papers = iter_papers(files, check_duplicates=False)
         report = _ingest_with_progress(target, papers, get_embedder(settings), rebuild=rebuild, total=total)
+        held = target.count_papers()  # the whole store's, not only this run's files
     elapsed = time.perf_counter() - started
     typer.echo(
-        f"{report.total} papers in {settings.store_label}: {report.added} added, {report.updated} updated, "
-        f"{report.unchanged} unchanged ({report.chunks_embedded} chunks embedded in {elapsed:.1f}s)"
+        f"{held} paper{'s' if held != 1 else ''} in {settings.store_label}: {report.added} added, "
+        f"{report.updated} updated, {report.unchanged} unchanged "
+        f"({report.chunks_embedded} chunks embedded in {elapsed:.1f}s)"
     )
 
 
 def ask_command(
-    question: Annotated[list[str], typer.Argument(help="The question (quotes optional).")],
+    question: Annotated[list[str], typer.Argument(help="The question (quotes optional).", metavar="QUESTION")],
     k: KOpt = None,
     year: YearOpt = None,
     venue: VenueOpt = None,
@@ -309,7 +328,7 @@ app.command("ask")(friendly(ask_command))
 @app.command()
 @friendly
 def search(
-    query: Annotated[list[str], typer.Argument(help="What to look for.")],
+    query: Annotated[list[str], typer.Argument(help="What to look for.", metavar="QUERY")],
     k: KOpt = None,
     year: YearOpt = None,
     venue: VenueOpt = None,
@@ -332,7 +351,9 @@ def search(
         return
     console = _stdout_console()
     if found.filters:
-        _stderr_console().print("filtered: " + ", ".join(f"{k} {v}" for k, v in found.filters.items()), style="dim")
+        _stderr_console().print(
+            "filtered: " + ", ".join(f"{k} {v}" for k, v in found.filters.items()), style="dim", markup=False
+        )
     if not found.sources:
         console.print("No papers match.")
     for rank, source in enumerate(found.sources, start=1):
@@ -379,7 +400,8 @@ def show(
 @friendly
 def eval_command(
     files: Annotated[
-        list[Path] | None, typer.Argument(help="Question sets (JSONL); default: the bundled evals/questions.jsonl.")
+        list[Path] | None,
+        typer.Argument(metavar="FILE", help="Question sets (JSONL); default: the bundled evals/questions.jsonl."),
     ] = None,
     k: KOpt = None,
     backend: Annotated[str | None, typer.Option("--backend", "-b", help="extractive | openai | local.")] = None,
@@ -471,7 +493,9 @@ def eval_command(
         if evaluation.write_chart(payload, out / "chart.png"):
             written.append("chart.png")
         else:
-            _stderr_console().print("note: no chart.png without matplotlib (pip install 'rag-papers[eval]')")
+            _stderr_console().print(
+                "note: no chart.png without matplotlib (pip install 'rag-papers[eval]')", markup=False
+            )
     if as_json:
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
     else:

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 
 from .chunking import Chunk, chunk_paper, paper_hash
 from .corpus import Paper
-from .errors import NotFoundError, StoreError
+from .errors import NotFoundError, RagError, StoreError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -398,8 +398,8 @@ class Store:
         """Chroma's read failures (server gone, damaged files, a full disk) as one clear StoreError."""
         try:
             yield
-        except StoreError:
-            raise
+        except RagError:
+            raise  # already a user-facing failure: an unknown retriever is the user's input, not the store's fault
         except Exception as exc:
             raise StoreError(_explain(exc, self.settings.store_label)) from None
 

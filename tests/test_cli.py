@@ -100,6 +100,8 @@ def test_show_prints_the_whole_abstract(use_seed_store, seed_papers):
             2,
         ),
         (["ask", "x", "--backend", "gpt"], "error: unknown backend 'gpt'", 2),
+        (["ask", "x", "--retriever", "foo"], "error: unknown retriever 'foo' (choose from: hybrid, hybrid-rrf", 2),
+        (["search", "x", "--retriever", "foo"], "error: unknown retriever 'foo'", 2),
     ],
 )
 def test_errors_are_one_line_with_nonzero_exit(use_seed_store, args, message, code):
@@ -132,9 +134,30 @@ def test_ingest_reports_added_then_unchanged(tmp_path, monkeypatch):
     assert first.exit_code == 0 and "2 added, 0 updated, 0 unchanged" in first.stdout
     second = runner.invoke(app, ["ingest", str(path)])
     assert "0 added, 0 updated, 2 unchanged (0 chunks embedded" in second.stdout
+    # The count is the store's, not the run's: a second file adds to the two already there.
+    other = tmp_path / "q.csv"
+    other.write_text("id,abstract,title\nq1,We study schedulers.,Schedulers\n")
+    third = runner.invoke(app, ["ingest", str(other)])
+    assert third.stdout.startswith(f"3 papers in {tmp_path / 'store'}: 1 added, 0 updated, 0 unchanged")
+
+
+def test_missing_named_store_is_reported_and_not_created(tmp_path, monkeypatch):
+    missing = tmp_path / "typo" / "store"
+    monkeypatch.setenv("RAG_STORE", str(missing))
+    for command in (["ask", "anything"], ["search", "anything"], ["show", "000-01"], ["eval", "--type", "fact"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 1, command
+        assert f"no store at {missing}: add papers with `rag ingest FILE...`" in result.stderr, command
+        assert "the bundled seed abstracts: `rag ingest " in result.stderr
+    assert not (tmp_path / "typo").exists()  # a mistyped path leaves nothing behind
 
 
 def test_empty_named_store_says_how_to_fill_it(tmp_path, monkeypatch):
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    # a Chroma database with no collection in it
+    chromadb.PersistentClient(path=str(tmp_path / "empty"), settings=ChromaSettings(anonymized_telemetry=False))
     monkeypatch.setenv("RAG_STORE", str(tmp_path / "empty"))
     result = runner.invoke(app, ["ask", "anything"])
     assert result.exit_code == 1 and "is empty: add papers with `rag ingest FILE...`" in result.stderr
