@@ -58,14 +58,22 @@ def clean_question(question: str) -> str:
     return text[:MAX_QUESTION_CHARS]
 
 
-def abstention_text(sources: list[Source], threshold: float) -> str:
+def abstention_text(sources: list[Source], threshold: float, filters: dict | None = None) -> str:
     if not sources:
+        restriction = (filters or {}).get("venue") or (filters or {}).get("year")
+        if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
+            return f"The indexed abstracts don't answer this: the store has no paper from {restriction}."
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
     closest = max(sources, key=lambda s: s.score)
     return (
         "The indexed abstracts don't answer this: the closest paper "
         f"({closest.id}) scores {closest.score:.2f}, below the evidence threshold {threshold:g}."
     )
+
+
+def by_closeness(sources: list[Source]) -> list[Source]:
+    """An abstention's "closest papers", by the cosine the threshold judged rather than the fused rank."""
+    return sorted(sources, key=lambda s: -s.score)
 
 
 # A paper that contains every term of the question ("what is DiVeQ?") is evidence even when its embedding
@@ -110,7 +118,16 @@ def ask(
     fallback = get_backend("extractive", settings, embedder) if backend.name != "extractive" else None
     found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue, paper_ids=paper_ids)
     return answer_from_sources(
-        question, found.sources, backend, settings, on_text, found.elapsed_ms, started, fallback, on_warning
+        question,
+        found.sources,
+        backend,
+        settings,
+        on_text,
+        found.elapsed_ms,
+        started,
+        fallback,
+        on_warning,
+        filters=found.filters,
     )
 
 
@@ -124,6 +141,7 @@ def answer_from_sources(
     started: float | None = None,
     fallback: Backend | None = None,
     on_warning: Callable[[str], None] | None = None,
+    filters: dict | None = None,
 ) -> Answer:
     """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too).
 
@@ -134,11 +152,11 @@ def answer_from_sources(
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
     if weak_evidence(sources, settings):
-        text = abstention_text(sources, settings.min_score)
+        text = abstention_text(sources, settings.min_score, filters)
         if on_text:
             on_text(text)
         timings["total"] = (time.perf_counter() - started) * 1000
-        return Answer(question, text, [], sources, True, backend.name, [], timings, None)
+        return Answer(question, text, [], by_closeness(sources), True, backend.name, [], timings, None)
 
     valid = [s.id for s in sources]
     stream = CitationStreamFilter(valid) if (on_text and backend.streams) else None
@@ -192,5 +210,14 @@ def answer_from_sources(
     citations = [] if abstained else find_citations(text)
     timings["total"] = (time.perf_counter() - started) * 1000
     return Answer(
-        question, text, citations, sources, abstained, used.name, dropped, timings, generation.usage, warnings
+        question,
+        text,
+        citations,
+        by_closeness(sources) if abstained else sources,
+        abstained,
+        used.name,
+        dropped,
+        timings,
+        generation.usage,
+        warnings,
     )

@@ -88,6 +88,40 @@ def test_off_topic_question_abstains_plainly(seed_store, seed_settings):
     assert answer.answer.startswith("The indexed abstracts don't answer this")
 
 
+def test_abstention_lists_the_closest_papers_closest_first(seed_store, seed_settings):
+    # Fused ranking puts a strong word match ("protein", "quantum") above higher cosines; an abstention's
+    # "Closest papers" are judged by cosine, so they are listed by it, led by the paper the message names.
+    store, embedder = seed_store
+    answer = ask("which papers study protein folding with quantum computers?", store, embedder, seed_settings)
+    scores = [s.score for s in answer.sources]
+    assert answer.abstained and len(scores) > 1
+    assert scores == sorted(scores, reverse=True)
+    assert f"the closest paper ({answer.sources[0].id})" in answer.answer
+
+
+def test_a_year_with_no_papers_is_named_in_the_abstention(seed_store, seed_settings):
+    store, embedder = seed_store
+    asked = ask("which ICLR 2027 papers study unlearning?", store, embedder, seed_settings)
+    assert asked.abstained and asked.answer.endswith("the store has no paper from 2027.")
+    flagged = ask("which papers study unlearning?", store, embedder, seed_settings, year=1999)
+    assert flagged.abstained and flagged.answer.endswith("the store has no paper from 1999.")
+
+
+def test_a_question_about_one_paper_cites_only_that_paper(seed_store, seed_settings):
+    # 004-13 (anomaly detection) shares the word "benchmark" and was cited too, with a boilerplate sentence.
+    store, embedder = seed_store
+    asked = ask("what benchmark does the brain tumor segmentation paper use?", store, embedder, seed_settings)
+    assert asked.citations == ["002-18"] and "BRATS18" in asked.answer
+    # two papers named: both are answered
+    both = ask(
+        "what do the InfoNCE-anchor paper and the paper on gaussian structure of InfoNCE features each claim?",
+        store,
+        embedder,
+        seed_settings,
+    )
+    assert {"000-03", "001-01"} <= set(both.citations)
+
+
 def test_abstention_threshold_is_configurable(seed_store, seed_settings):
     store, embedder = seed_store
     strict = replace(seed_settings, min_score=0.99)
@@ -121,3 +155,25 @@ def test_search_can_be_restricted_to_named_papers(seed_store, seed_settings):
     store, embedder = seed_store
     sources = retrieve("what datasets does it use?", store, embedder, seed_settings, paper_ids=["000-01"]).sources
     assert [s.id for s in sources] == ["000-01"]
+
+
+@pytest.mark.parametrize(
+    ("latex", "shown"),
+    [
+        # sentences as the seed abstracts write them
+        (r"a \textit{dueling oracle}, a noisy pairwise comparison", "a dueling oracle, a noisy pairwise comparison"),
+        (r"a rate of $\tilde{O}(\sqrt{d/n})$ under $\varepsilon$-DP", "a rate of Õ(√(d/n)) under ε-DP"),
+        (r"error scales as $L\sim d^{-\alpha}$", "error scales as L∼ d^-α"),
+        (r"keeps 98\% of utility and ``hard'' forward passes", "keeps 98% of utility and “hard” forward passes"),
+        # plain text that LaTeX would eat: a bare percent starts a comment, & and # are special
+        (
+            "reaches 11% effectiveness on R&D task #3 with **bold** claims",
+            "reaches 11% effectiveness on R&D task #3 with bold claims",
+        ),
+        (r"11% of $k$-NN queries", "11% of k-NN queries"),
+    ],
+)
+def test_quoted_sentences_show_latex_as_text(latex, shown):
+    from rag.backends.extractive import tidy_latex
+
+    assert tidy_latex(latex) == shown

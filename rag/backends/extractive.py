@@ -5,6 +5,7 @@ Deterministic, offline, and its citations are right by construction: code, not a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -36,6 +37,11 @@ _LIST_QUESTION = re.compile(
     r"\b(which|what|list|any|find|show)\b.*\b(papers|works|methods|approaches|studies)\b|^\s*(papers|works)\b",
     re.I,
 )
+# "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
+# and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
+# ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
+_ONE_PAPER = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
+_SEVERAL = re.compile(r"\b(and|vs\.?|versus|compare[ds]?|contrast|differ\w*|both|each|between|other)\b", re.I)
 LEXICAL_WEIGHT = 0.15
 # For "which papers ..." a sentence saying what the paper does beats background on the field.
 _CONTRIBUTION = re.compile(
@@ -64,11 +70,27 @@ def _quote(sentence: str) -> str:
     return tidy_latex(sentence).replace("[", "(").replace("]", ")")
 
 
+# '%', '&' and '#' typed plainly ("11%", "R&D") are text in an abstract, not a LaTeX comment or alignment.
+_PLAIN_SPECIALS = re.compile(r"(?<!\\)([%&#])")
+
+
 def tidy_latex(text: str) -> str:
-    """The few LaTeX habits of abstracts that read badly in a terminal: \\%, ``quotes'', $x$, **bold**."""
-    text = re.sub(r"\\([%&_#$])", r"\1", text)
-    text = text.replace("``", "“").replace("''", "”").replace("**", "")
-    return re.sub(r"\$([^$]{1,40})\$", r"\1", text)
+    """Abstracts' LaTeX as readable text: "$\\tilde{O}(\\sqrt{d})$" → "Õ(√(d))", "98\\%" → "98%", "**b**" → "b"."""
+    text = text.replace("**", "")
+    if "\\" not in text and "$" not in text and "``" not in text:
+        return text  # most sentences: no parse
+    try:
+        return _latex_converter().latex_to_text(_PLAIN_SPECIALS.sub(r"\\\1", text))
+    except Exception:  # pylatexenc is lenient, but a quote must never fail: fall back to the common cases
+        text = re.sub(r"\\([%&_#$])", r"\1", text).replace("``", "“").replace("''", "”")
+        return re.sub(r"\$([^$]{1,40})\$", r"\1", text)
+
+
+@functools.cache
+def _latex_converter():
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return LatexNodes2Text(math_mode="text", strict_latex_spaces="based-on-source")
 
 
 class ExtractiveBackend:
@@ -120,6 +142,8 @@ class ExtractiveBackend:
         asks_for_list = bool(_LIST_QUESTION.search(question))
         ratio = self.list_ratio if asks_for_list else self.detail_ratio
         near = [s for s in sources if s.score >= ratio * top]
+        if len(_ONE_PAPER.findall(question)) == 1 and not _SEVERAL.search(question):
+            near = near[:1]
 
         sentences = [(i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract))]
         vectors = self.embedder.embed([search_text(question)] + [s for _, _, s in sentences])
