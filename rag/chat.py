@@ -624,7 +624,8 @@ class Chat:
         skipped: list[str] = []
         if backend == "openai" and self.llm_failure:
             skipped.append(
-                f"{self.llm_failure}; the follow-up was resolved by the rules, showing the extractive answer instead"
+                f"{self.llm_failure}; the conversation was read by the rules alone, "
+                "showing the extractive answer instead"
             )
             self.warn(skipped[0])
             backend = "extractive"

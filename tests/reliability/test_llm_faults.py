@@ -235,8 +235,8 @@ def test_chat_follow_up_whose_rewrite_failed_does_not_ask_the_failing_endpoint_a
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [
         f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure){FALLBACK}",
-        f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure); the follow-up was resolved"
-        " by the rules, showing the extractive answer instead",
+        f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure); the conversation was read"
+        " by the rules alone, showing the extractive answer instead",
     ]
     assert "1 paper matches:" in result.stdout  # the follow-up, answered from the paper it meant
     assert llm.answer_requests("error500") == 1  # the second turn's answer did not wait on the endpoint
