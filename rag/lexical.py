@@ -263,6 +263,14 @@ def term_coverage(query: str, texts: list[str]) -> float:
     return max(len(wanted & doc) / len(wanted) for doc in documents)
 
 
+def contains_phrase(query: str, text: str) -> bool:
+    """Whether `text` holds the query's terms as one run, in order ("conformal prediction"): stemmed, with
+    stopwords skipped, so "the implicit bias of gradient descent" needs those four terms side by side."""
+    query_ids, text_ids = tokenize([query, text]).ids  # one vocabulary for both
+    n = len(query_ids)
+    return n > 0 and any(text_ids[i : i + n] == query_ids for i in range(len(text_ids) - n + 1))
+
+
 def index_dir(store: Store) -> Path:
     """Beside the embedded store; for a server, in the user's cache keyed by URL and collection."""
     settings = store.settings

@@ -122,6 +122,24 @@ def test_a_question_about_one_paper_cites_only_that_paper(seed_store, seed_setti
     assert {"000-03", "001-01"} <= set(both.citations)
 
 
+def test_a_list_keeps_a_paper_that_writes_the_topic_as_a_phrase(seed_store, seed_settings):
+    # 004-09 (conformal bounds for survival analysis) scores well below 002-02 by cosine, under the list ratio,
+    # but it writes "conformal prediction": in a list of papers on that topic it belongs.
+    store, embedder = seed_store
+    asked = ask("which papers use conformal prediction?", store, embedder, seed_settings)
+    assert asked.citations == ["002-02", "004-09"]
+
+
+def test_contains_phrase_needs_the_terms_side_by_side_in_order():
+    from rag.lexical import contains_phrase
+
+    assert contains_phrase("conformal prediction", "Recently, conformal predictions have been used to construct")
+    assert contains_phrase("the implicit bias of gradient descent", "we study implicit bias of gradient-descent")
+    assert not contains_phrase("conformal prediction", "prediction sets that are conformal")
+    assert not contains_phrase("implicit bias of gradient descent", "implicit neural fields; bias; gradient descent")
+    assert not contains_phrase("the of", "anything at all")  # stopwords only: no phrase
+
+
 def test_abstention_threshold_is_configurable(seed_store, seed_settings):
     store, embedder = seed_store
     strict = replace(seed_settings, min_score=0.99)

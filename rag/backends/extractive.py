@@ -101,6 +101,7 @@ class ExtractiveBackend:
         self.embedder = embedder
         self.list_ratio = settings.evidence_ratio
         self.detail_ratio = settings.detail_ratio
+        self.min_score = settings.min_score
 
     def generate(
         self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
@@ -141,7 +142,7 @@ class ExtractiveBackend:
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         asks_for_list = bool(_LIST_QUESTION.search(question))
         ratio = self.list_ratio if asks_for_list else self.detail_ratio
-        near = [s for s in sources if s.score >= ratio * top]
+        near = [s for s in sources if s.score >= ratio * top or (asks_for_list and self._uses_the_phrase(question, s))]
         if len(_ONE_PAPER.findall(question)) == 1 and not _SEVERAL.search(question):
             near = near[:1]
 
@@ -162,6 +163,15 @@ class ExtractiveBackend:
                 continue  # close in embedding space, but no sentence of it speaks to the question
             kept.append((source, ranked))
         return kept, asks_for_list and len(near) > 1
+
+    def _uses_the_phrase(self, question: str, source: Source) -> bool:
+        """The paper writes the question's topic as a phrase ("conformal prediction") and clears the abstention
+        bar: in a list it is an answer even when its cosine is far below the best paper's."""
+        from ..lexical import contains_phrase
+
+        if source.score < self.min_score:
+            return False
+        return contains_phrase(search_text(question), f"{source.title or ''}. {source.abstract}")
 
     @staticmethod
     def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:
