@@ -200,7 +200,9 @@ def read_jsonl(path: Path) -> Iterator[Paper]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+            # exc.msg may end in " at" ("Invalid control character at"): the position completes it
+            where = f"{exc.msg.removesuffix(' at')} at character {exc.pos + 1}"
+            raise InputError(f"{path}:{number}: invalid JSON ({where})") from None
         if not isinstance(record, dict):
             raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         paper = _paper_from_record(record, f"{path}:{number}")

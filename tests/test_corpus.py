@@ -96,7 +96,16 @@ def test_csv_reads_header_columns_in_any_case_and_quoted_newlines(tmp_path):
             '{"id": "a", "abstract": "x"}\n{"id": "a", "abstract": "y"}\n',
             "dup.jsonl:2: duplicate paper id 'a'",
         ),
-        ("broken.jsonl", '{"id": "a", "abstract": "x"}\n{"id": \n', "broken.jsonl:2: invalid JSON"),
+        (
+            "broken.jsonl",
+            '{"id": "a", "abstract": "x"}\n{"id": \n',
+            "broken.jsonl:2: invalid JSON (Expecting value at character 9)",
+        ),
+        (
+            "control.jsonl",
+            '{"id": "a", "abstract": "a\tb"}\n',
+            "control.jsonl:1: invalid JSON (Invalid control character at character 27)",
+        ),
         ("list.jsonl", '["a", "b"]\n', "list.jsonl:1: expected a JSON object"),
         ("noabs.csv", "id,title\n1,t\n", "noabs.csv:1: missing the 'abstract' column"),
         ("emptyabs.csv", "id,abstract\n1,fine\n2,\n", "emptyabs.csv:3: missing the 'abstract' field"),
