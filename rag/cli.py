@@ -87,6 +87,12 @@ def friendly(command):
             raise _fail(str(exc), exc.exit_code) from None
         except KeyboardInterrupt:
             raise _fail("interrupted", 130) from None
+        except BrokenPipeError:
+            # `rag ask … | head`: the reader has what it wanted. Exit quietly with 1, as rich does for the lines
+            # it prints; stdout goes to /dev/null so Python's final flush does not fail again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(1) from None
         except Exception as exc:
             if os.environ.get("RAG_DEBUG"):
                 raise

@@ -140,6 +140,21 @@ def test_contains_phrase_needs_the_terms_side_by_side_in_order():
     assert not contains_phrase("the of", "anything at all")  # stopwords only: no phrase
 
 
+def test_a_topic_no_paper_covers_is_abstained_on(seed_store, seed_settings):
+    # Federated papers and unlearning papers exist, none on federated unlearning: each scores above the
+    # threshold, but none holds both terms.
+    store, embedder = seed_store
+    asked = ask("which papers study federated unlearning?", store, embedder, seed_settings)
+    assert asked.abstained and asked.citations == []
+    assert "no paper found covers “federated unlearning”" in asked.answer
+    assert asked.sources[0].score > seed_settings.min_score  # the cosine threshold alone would have answered
+    assert not ask("which papers study unlearning?", store, embedder, seed_settings).abstained
+    assert not ask("which papers study federated learning?", store, embedder, seed_settings).abstained
+    # In a chat follow-up about papers the user chose (min_score 0), no evidence bar applies.
+    chosen = replace(seed_settings, min_score=0.0)
+    assert not ask("which papers study federated unlearning?", store, embedder, chosen).abstained
+
+
 def test_abstention_threshold_is_configurable(seed_store, seed_settings):
     store, embedder = seed_store
     strict = replace(seed_settings, min_score=0.99)

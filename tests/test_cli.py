@@ -189,3 +189,18 @@ def test_installed_command_errors_have_no_traceback(tmp_path):
     result = run_installed([str(BIN / "rag"), "ingest", str(bad)], env, REPO)
     assert result.returncode == 2
     assert result.stderr == f"error: {bad}:1: not UTF-8 text (byte 0xe9)\n"
+
+
+@pytest.mark.parametrize("command", ["ask", "search"])
+def test_output_piped_into_head_ends_quietly(seed_store_dir, tmp_path, command):
+    """`ask "…" | head -1`: the reader leaves early; no 'BrokenPipeError' message, no traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
+    env["RAG_STORE"] = str(seed_store_dir)
+    args = [str(BIN / "rag"), command, "which papers study unlearning?", "-k", "20"]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    # The reader is gone before the first line is written (as `head` is after its lines; closing now, not after
+    # a read, keeps the test from racing the command's writes into the pipe's buffer).
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert stderr == ""

@@ -57,6 +57,11 @@ SENTENCE_EVIDENCE = 0.65
 Scored = tuple[float, int, str]
 
 
+def asks_for_list(question: str) -> bool:
+    """ "which papers …", "papers on …": the answer is a list of papers."""
+    return bool(_LIST_QUESTION.search(question))
+
+
 def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
@@ -140,9 +145,9 @@ class ExtractiveBackend:
         if not sources:
             return [], False
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
-        asks_for_list = bool(_LIST_QUESTION.search(question))
-        ratio = self.list_ratio if asks_for_list else self.detail_ratio
-        near = [s for s in sources if s.score >= ratio * top or (asks_for_list and self._uses_the_phrase(question, s))]
+        wants_list = asks_for_list(question)
+        ratio = self.list_ratio if wants_list else self.detail_ratio
+        near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(question, s))]
         if len(_ONE_PAPER.findall(question)) == 1 and not _SEVERAL.search(question):
             near = near[:1]
 
@@ -162,7 +167,7 @@ class ExtractiveBackend:
             if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
                 continue  # close in embedding space, but no sentence of it speaks to the question
             kept.append((source, ranked))
-        return kept, asks_for_list and len(near) > 1
+        return kept, wants_list and len(near) > 1
 
     def _uses_the_phrase(self, question: str, source: Source) -> bool:
         """The paper writes the question's topic as a phrase ("conformal prediction") and clears the abstention
