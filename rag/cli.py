@@ -362,13 +362,12 @@ def search(
         )
     if not found.sources:
         console.print("No papers match.")
+    from .backends.extractive import tidy_latex
+
     for rank, source in enumerate(found.sources, start=1):
         console.print(f"{rank:>2}. " + _source_line(source), markup=False)
-        console.print(
-            "    " + source.snippet[:240] + ("…" if len(source.snippet) > 240 else ""),
-            style="dim",
-            markup=False,
-        )
+        snippet = tidy_latex(source.snippet)  # for reading; --json keeps the stored text
+        console.print("    " + snippet[:240] + ("…" if len(snippet) > 240 else ""), style="dim", markup=False)
 
 
 @app.command()

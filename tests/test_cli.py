@@ -80,6 +80,13 @@ def test_search_text_lists_ranked_papers(use_seed_store):
     assert result.stdout.splitlines()[0].startswith(" 1. [000-01] 2026")
 
 
+def test_search_snippets_read_as_text_and_json_keeps_the_stored_text(use_seed_store):
+    shown = runner.invoke(app, ["search", "PURGE unlearning effectiveness on RWKU", "-k", "1"])
+    assert "reaches 11% unlearning effectiveness" in shown.stdout and "\\%" not in shown.stdout
+    raw = runner.invoke(app, ["search", "PURGE unlearning effectiveness on RWKU", "-k", "1", "--json"])
+    assert "reaches 11\\% unlearning" in json.loads(raw.stdout)["results"][0]["snippet"]
+
+
 def test_show_prints_the_whole_abstract(use_seed_store, seed_papers):
     result = runner.invoke(app, ["show", "[004-19]"])
     assert result.exit_code == 0
