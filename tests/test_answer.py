@@ -210,3 +210,21 @@ def test_quoted_sentences_show_latex_as_text(latex, shown):
     from rag.backends.extractive import tidy_latex
 
     assert tidy_latex(latex) == shown
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        ("Additionally, we develop a generative model framework.", "We develop a generative model framework."),
+        (
+            "Furthermore, we derive a novel, fine-grained convergence rate.",
+            "We derive a novel, fine-grained convergence rate.",
+        ),
+        ("However, little research has been done.", "However, little research has been done."),  # meaning kept
+        ("In addition, we cite [001-02].", "We cite (001-02)."),  # brackets never read as a citation
+    ],
+)
+def test_a_quoted_sentence_drops_an_additive_opener(sentence, quoted):
+    from rag.backends.extractive import _quote
+
+    assert _quote(sentence) == quoted

@@ -70,9 +70,19 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
+# "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
+# adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay).
+_ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
+
+
 def _quote(sentence: str) -> str:
+    text = tidy_latex(sentence)
+    opener = _ADDITIVE_OPENER.match(text)
+    if opener:
+        rest = text[opener.end() :]
+        text = rest[0].upper() + rest[1:]
     # Square brackets inside an abstract must never read as a citation (prompt-injection safe).
-    return tidy_latex(sentence).replace("[", "(").replace("]", ")")
+    return text.replace("[", "(").replace("]", ")")
 
 
 # '%', '&' and '#' typed plainly ("11%", "R&D") are text in an abstract, not a LaTeX comment or alignment.
