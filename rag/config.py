@@ -82,6 +82,8 @@ class Settings:
     # each abstract, and how many tokens it may write per paper.
     local_model: str = "qwen2.5-coder-1.5b"
     local_model_path: str | None = None
+    # Where the local model is assembled from its pip parts (1.1 GB); default: the user's cache directory.
+    model_dir: Path | None = None
     local_threads: int = 0  # 0: one per core (llama-cpp-python's own default is half the cores)
     local_context: int = 2048
     local_papers: int = 5  # at most this many papers judged per answer
@@ -123,6 +125,7 @@ class Settings:
             prompts_dir=Path(prompts).expanduser() if prompts else None,
             local_model=env("RAG_LOCAL_MODEL") or "qwen2.5-coder-1.5b",
             local_model_path=env("RAG_LOCAL_MODEL_PATH") or None,
+            model_dir=Path(model_dir).expanduser() if (model_dir := env("RAG_MODEL_DIR")) else None,
             local_threads=max(0, _env_int("RAG_LOCAL_THREADS", 0)),
             local_context=max(512, _env_int("RAG_LOCAL_CONTEXT", 2048)),
             local_papers=max(1, _env_int("RAG_LOCAL_PAPERS", 5)),

@@ -64,7 +64,10 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
-def models_dir() -> Path:
+def models_dir(configured: Path | None = None) -> Path:
+    """Where assembled models live: `RAG_MODEL_DIR` when set, else the user's cache directory."""
+    if configured is not None:
+        return configured
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("rag-papers", appauthor=False)) / "models"
@@ -153,8 +156,9 @@ def _stamp_matches(stamp: Path, target: Path, sha256: str) -> bool:
     return recorded == {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def model_path(name: str, explicit: Path | None = None) -> Path:
-    """A ready GGUF for model `name` (or the file the user pointed `RAG_LOCAL_MODEL_PATH` at)."""
+def model_path(name: str, explicit: Path | None = None, directory: Path | None = None) -> Path:
+    """A ready GGUF for model `name` (or the file the user pointed `RAG_LOCAL_MODEL_PATH` at), assembled
+    into `directory` (`RAG_MODEL_DIR`; default: the user's cache)."""
     if explicit is not None:
         if not explicit.is_file():
             raise RagError(f"RAG_LOCAL_MODEL_PATH={explicit} is not a file")
@@ -162,7 +166,7 @@ def model_path(name: str, explicit: Path | None = None) -> Path:
     spec = MODELS.get(name)
     if spec is None:
         raise RagError(f"unknown local model {name!r} (choose from: {', '.join(MODELS)}, or set RAG_LOCAL_MODEL_PATH)")
-    target = models_dir() / spec.filename
+    target = models_dir(directory) / spec.filename
     stamp = target.with_name(target.name + ".verified")
     if target.is_file() and _stamp_matches(stamp, target, spec.sha256):
         return target  # no need to even look for the parts

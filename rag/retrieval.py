@@ -221,7 +221,9 @@ def _retrieve(
             ranked = reciprocal_rank_fusion([list(dense), list(lexical_best)])
         else:
             ranked = score_fusion(
-                {p: hit.score for p, hit in dense.items()}, {p: hit.score for p, hit in lexical_best.items()}
+                {p: hit.score for p, hit in dense.items()},
+                {p: hit.score for p, hit in lexical_best.items()},
+                DENSE_WEIGHT,
             )
     else:
         ranked = list(dense)  # a paraphrase: the words typed are not the abstracts' words
@@ -259,7 +261,7 @@ def _lexical_is_evidence(index: LexicalIndex, text: str, top: list[LexicalHit]) 
     return index.coverage(text, [hit.doc for hit in top]) >= LEXICAL_COVERAGE
 
 
-def score_fusion(dense: dict[str, float], lexical: dict[str, float], dense_weight: float = DENSE_WEIGHT) -> list[str]:
+def score_fusion(dense: dict[str, float], lexical: dict[str, float], dense_weight: float) -> list[str]:
     """Items ordered by a weighted sum of their cosine and BM25 scores, each divided by its list's best.
 
     An item only one list found gets 0 from BM25, or from the dense side the lowest cosine that list

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,18 +14,41 @@ REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "seeds"
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory, monkeypatch):
-    """No test sees the user's configuration or store: RAG_*/OPENAI_* cleared, data dir redirected."""
+pytest_plugins = ["tests.ci_guard", "pytester"]
+
+
+def _isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """The user's configuration cleared (RAG_*/OPENAI_*), and every per-user directory under `home`."""
     for name in list(os.environ):
         if name.startswith(("RAG_", "OPENAI_")):
             monkeypatch.delenv(name)
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("HOME", str(home))
+    for variable, folder in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config")):
+        monkeypatch.setenv(variable, str(home / folder))
     # Belt and braces: nothing may reach a hub or phone home.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_env(tmp_path_factory) -> Iterator[Path]:
+    """Isolation for the session- and module-scoped fixtures too, which are built before any test's own.
+
+    Yields the shared model directory: the local model is assembled there once per session (never into the
+    user's ~/.cache); `isolated_env` points every test at it through RAG_MODEL_DIR.
+    """
+    models = tmp_path_factory.mktemp("models")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(monkeypatch, tmp_path_factory.mktemp("session-home"))
+        monkeypatch.setenv("RAG_MODEL_DIR", str(models))
+        yield models
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(session_env, tmp_path_factory, monkeypatch):
+    """No test sees the user's configuration or store, nor another test's: a fresh home for each."""
+    _isolate(monkeypatch, tmp_path_factory.mktemp("home"))
+    monkeypatch.setenv("RAG_MODEL_DIR", str(session_env))
     yield
 
 

@@ -28,11 +28,11 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="session")
-def local_model_file() -> Path:
-    """The assembled model in the real user cache (assembled once, checked, reused by every later run)."""
+def local_model_file(session_env: Path) -> Path:
+    """The model assembled from its pip parts into the session's shared model directory (never ~/.cache)."""
     from rag.local_model import model_path
 
-    return model_path("qwen2.5-coder-1.5b")
+    return model_path("qwen2.5-coder-1.5b", directory=session_env)
 
 
 @pytest.fixture()

@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from rag.cli import app
+from rag.config import Settings
 from rag.errors import RagError
-from rag.local_model import MODELS, ModelSpec, assemble, expected_part_sizes, installed_parts
+from rag.local_model import MODELS, ModelSpec, assemble, expected_part_sizes, installed_parts, models_dir
 
 runner = CliRunner()
 
@@ -107,3 +108,12 @@ def test_a_model_path_that_is_not_a_file_is_one_line(seed_store_dir, monkeypatch
         assert "RAG_LOCAL_MODEL_PATH" in result.output and "is not a file" in result.output
     assert "Traceback" not in result.output
     assert not result.stdout.lstrip().startswith("{")  # an error, not a half answer in JSON
+
+
+def test_the_model_directory_is_configurable_and_defaults_to_the_users_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAG_MODEL_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert Settings.from_env().model_dir is None
+    assert models_dir(Settings.from_env().model_dir) == tmp_path / "cache" / "rag-papers" / "models"
+    monkeypatch.setenv("RAG_MODEL_DIR", str(tmp_path / "models"))
+    assert models_dir(Settings.from_env().model_dir) == tmp_path / "models"

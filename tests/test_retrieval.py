@@ -28,14 +28,14 @@ def test_score_fusion_by_hand():
     dense = {"a": 0.80, "b": 0.60, "c": 0.40}  # cosines, best first
     lexical = {"c": 20.0, "d": 10.0}  # BM25
     # a: .6*1 = .60; b: .6*.75 = .45; c: .6*.5 + .4*1 = .70; d: .6*(.40/.80) + .4*.5 = .50 (dense floor for d)
-    assert score_fusion(dense, lexical) == ["c", "a", "d", "b"]
+    assert score_fusion(dense, lexical, 0.6) == ["c", "a", "d", "b"]
     # a strong BM25 match moves up further than a weak one, which rank fusion cannot tell apart
-    assert score_fusion(dense, {"c": 20.0, "d": 19.0}).index("d") < score_fusion(dense, lexical).index("d")
+    assert score_fusion(dense, {"c": 20.0, "d": 19.0}, 0.6).index("d") < score_fusion(dense, lexical, 0.6).index("d")
     # all weight on one side reproduces that side's order; one list alone keeps its order
     assert score_fusion(dense, lexical, dense_weight=1.0)[:3] == ["a", "b", "c"]
     assert score_fusion(dense, lexical, dense_weight=0.0)[:2] == ["c", "d"]
-    assert score_fusion(dense, {}) == ["a", "b", "c"]
-    assert score_fusion({}, lexical) == ["c", "d"]
+    assert score_fusion(dense, {}, 0.6) == ["a", "b", "c"]
+    assert score_fusion({}, lexical, 0.6) == ["c", "d"]
 
 
 def tiny_index() -> LexicalIndex:
@@ -258,3 +258,112 @@ def test_filtered_queries_match_chromas_own_filter(seed_store):
         exact = store._query(vector, 12, where)
         assert [h.chunk_id for h in fast] == [h.chunk_id for h in exact], where
         assert all(h.metadata["year"] == where.get("year", h.metadata["year"]) for h in fast)
+
+
+# -- fusion through `retrieve` and `ask`: a tiny store where meaning and exact words disagree ----------------
+
+# Five papers about optimizers, and one that names a coined method ("Zorblax") but is about something else. For
+# "Zorblax optimizer" MiniLM ranks the Zorblax paper 4th (the word carries no meaning to it); BM25 ranks it first
+# (a rare, exact term). Only score fusion puts it first: rank fusion (RRF) puts it second, dense fourth.
+NAMED_PAPERS = [
+    Paper(
+        id="p1",
+        title="Adaptive optimizers for training large transformers",
+        abstract="We study adaptive gradient optimizers such as Adam for training large transformer language models "
+        "and show how learning-rate warmup stabilizes training.",
+        year=2025,
+    ),
+    Paper(
+        id="p2",
+        title="Second-order optimization for deep networks",
+        abstract="We propose a second-order optimizer that approximates curvature with Kronecker factors and speeds "
+        "up training of deep networks.",
+        year=2025,
+    ),
+    Paper(
+        id="p3",
+        title="Learning-rate schedules revisited",
+        abstract="We analyze learning-rate schedules for stochastic gradient descent and derive a schedule that "
+        "matches cosine decay without tuning.",
+        year=2026,
+    ),
+    Paper(
+        id="p4",
+        title="Sharpness-aware minimization at scale",
+        abstract="Sharpness-aware minimization improves generalization of neural networks; we make it cheaper for "
+        "large models.",
+        year=2026,
+    ),
+    Paper(
+        id="p5",
+        title="Protein structure tokens",
+        abstract="We introduce Zorblax, a tokenizer that turns protein backbone geometry into discrete tokens for "
+        "language models of proteins.",
+        year=2026,
+    ),
+    Paper(
+        id="p6",
+        title="Optimizer state compression",
+        abstract="We compress optimizer states to eight bits, cutting the memory of Adam for large models with no "
+        "loss in accuracy.",
+        year=2025,
+    ),
+]
+NAMED_QUESTION = "Zorblax optimizer"
+
+
+@pytest.fixture(scope="module")
+def named_store(tmp_path_factory):
+    settings = replace(Settings(), store=tmp_path_factory.mktemp("named") / "store")
+    embedder = get_embedder(settings)
+    Store(settings).ingest(NAMED_PAPERS, embedder)
+    return Store(settings), embedder, settings
+
+
+def ranked_ids(named_store, mode: str, question: str = NAMED_QUESTION) -> list[str]:
+    store, embedder, settings = named_store
+    return [s.id for s in retrieve(question, store, embedder, settings, k=6, mode=mode).sources]
+
+
+def test_hybrid_puts_the_exact_name_first_where_dense_ranks_it_low(named_store):
+    dense = ranked_ids(named_store, "dense")
+    assert dense.index("p5") >= 2  # the embedding alone does not bring the named paper near the top
+    hybrid = ranked_ids(named_store, "hybrid")
+    assert hybrid[:2] == ["p5", "p6"]  # the named paper, then the best optimizer paper by meaning
+    assert sorted(hybrid) == sorted(dense)  # fusion reorders the candidates; it neither drops nor invents any
+    assert ranked_ids(named_store, "hybrid-rrf")[:2] == ["p6", "p5"]  # rank fusion cannot tell a strong match
+
+
+def test_ask_cites_the_named_paper_only_with_fusion(named_store):
+    store, embedder, settings = named_store
+    settings = replace(settings, k=2)
+    hybrid = ask(NAMED_QUESTION, store, embedder, settings, "extractive")
+    assert not hybrid.abstained and hybrid.citations[0] == "p5" and "Zorblax" in hybrid.answer
+    dense = ask(NAMED_QUESTION, store, embedder, replace(settings, retriever="dense"), "extractive")
+    assert "p5" not in dense.citations and "Zorblax" not in dense.answer
+
+
+def test_the_fusion_weight_decides_between_meaning_and_exact_words(named_store, monkeypatch):
+    import rag.retrieval
+
+    # The shipped weight (0.6): the exact name first, then the optimizer papers, the one sharing the question's
+    # word "optimizer" (p2) ahead of the one closer in meaning (p1). From 0.7 on, meaning wins that pair.
+    assert ranked_ids(named_store, "hybrid")[:4] == ["p5", "p6", "p2", "p1"]
+    # All weight on BM25: the papers holding the question's words lead, in BM25's order.
+    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 0.0)
+    lexical = ranked_ids(named_store, "lexical")
+    assert ranked_ids(named_store, "hybrid")[: len(lexical)] == lexical
+    # Mostly cosine: the paper closest in meaning overtakes the exact name; all cosine: the dense order.
+    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 0.9)
+    assert ranked_ids(named_store, "hybrid")[:2] == ["p6", "p5"]
+    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 1.0)
+    assert ranked_ids(named_store, "hybrid") == ranked_ids(named_store, "dense")
+
+
+def test_a_question_the_embedding_misses_is_found_by_its_exact_name_in_the_seeds(seed_store, seed_settings):
+    """AGREST is named in one seed abstract (000-15): MiniLM ranks that paper outside its top 5, BM25 first."""
+    store, embedder = seed_store
+    dense = retrieve("what is AGREST?", store, embedder, seed_settings, mode="dense")
+    hybrid = retrieve("what is AGREST?", store, embedder, seed_settings, mode="hybrid")
+    assert "000-15" not in [s.id for s in dense.sources]
+    assert hybrid.sources[0].id == "000-15"

@@ -99,8 +99,10 @@ def test_server_mode_ingests_searches_and_asks_and_survives_a_restart(chroma_ser
     assert ingested.returncode == 0, ingested.stderr
     assert f"95 papers in {chroma_server.url}: 95 added" in ingested.stdout
 
-    found = json.loads(rag("search", "what is DiVeQ?", "--json").stdout)
-    assert found["results"][0]["id"] == "000-01"  # the lexical half works against the server too
+    # MiniLM alone ranks 000-15 outside its top 5 for this name (tests/test_retrieval.py): only the lexical
+    # half, its BM25 index rebuilt from the server's chunks, puts it first.
+    found = json.loads(rag("search", "what is AGREST?", "--json").stdout)
+    assert found["results"][0]["id"] == "000-15"
     answer = json.loads(rag("ask", "which papers study unlearning?", "--json").stdout)
     assert {"001-02", "001-18"} <= set(answer["citations"]) and not answer["abstained"]
 
@@ -109,7 +111,7 @@ def test_server_mode_ingests_searches_and_asks_and_survives_a_restart(chroma_ser
     assert down.returncode == 1 and down.stderr.startswith("error: ") and "Traceback" not in down.stderr
     chroma_server.start()
 
-    assert json.loads(rag("search", "what is DiVeQ?", "--json").stdout) == found
+    assert json.loads(rag("search", "what is AGREST?", "--json").stdout) == found
     again = rag("ingest", str(seeds_jsonl_gz))
     assert "0 added, 0 updated, 95 unchanged (0 chunks embedded" in again.stdout
     shown = json.loads(rag("show", "004-19", "--json").stdout)

@@ -64,7 +64,7 @@ def load_llama(settings: Settings) -> Any:
         raise RagError(f"the local backend needs llama-cpp-python and the model parts: {hint}") from None
 
     explicit = Path(settings.local_model_path).expanduser() if settings.local_model_path else None
-    path = model_path(settings.local_model, explicit)
+    path = model_path(settings.local_model, explicit, settings.model_dir)
     # llama-cpp-python's default is half the cores: one thread on a 2-core machine.
     threads = settings.local_threads or os.cpu_count() or 1
     key = (str(path), threads, settings.local_context)
