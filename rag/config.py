@@ -5,6 +5,7 @@ CLI flags override fields with `dataclasses.replace`; nothing else reads the env
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,20 +17,30 @@ def _default_store() -> Path:
     return Path(user_data_dir("rag-papers", appauthor=False)) / "store"
 
 
-def _env_float(name: str, default: float) -> float:
+def _env_float(name: str, default: float, minimum: float | None = None, maximum: float | None = None) -> float:
+    """`name` as a number, `default` when unset or empty; a one-line error when it is not a number in range."""
+    from .errors import InputError
+
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        from .errors import InputError
+        value = math.nan
+    if not math.isfinite(value):  # "nan" and "inf" parse, but no setting means them
+        raise InputError(f"{name}={raw!r} is not a number")
+    # The bounds of the CLI flag that overrides the variable: the environment must not get past them.
+    low = minimum if minimum is not None else -math.inf
+    high = maximum if maximum is not None else math.inf
+    if not low <= value <= high:
+        bounds = f"from {low:g} to {high:g}" if maximum is not None else f"at least {low:g}"
+        raise InputError(f"{name}={raw!r} is out of range ({bounds})")
+    return value
 
-        raise InputError(f"{name}={raw!r} is not a number") from None
 
-
-def _env_int(name: str, default: int) -> int:
-    value = _env_float(name, default)
+def _env_int(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
+    value = _env_float(name, default, minimum, maximum)
     if value != int(value):
         from .errors import InputError
 
@@ -109,9 +120,9 @@ class Settings:
             embed_batch_size=_env_int("RAG_EMBED_BATCH", 16),
             ingest_window=max(1, _env_int("RAG_INGEST_WINDOW", 2048)),
             chunk_tokens=_env_int("RAG_CHUNK_TOKENS", 128),
-            chunk_overlap=_env_int("RAG_CHUNK_OVERLAP", 24),
+            chunk_overlap=max(0, _env_int("RAG_CHUNK_OVERLAP", 24)),
             retriever=env("RAG_RETRIEVER") or "hybrid",
-            k=_env_int("RAG_K", 5),
+            k=_env_int("RAG_K", 5, minimum=1, maximum=100),
             min_score=_env_float("RAG_MIN_SCORE", 0.365),
             evidence_ratio=_env_float("RAG_EVIDENCE_RATIO", 0.70),
             detail_ratio=_env_float("RAG_DETAIL_RATIO", 0.85),
@@ -119,7 +130,7 @@ class Settings:
             llm_base_url=llm_base_url,
             llm_model=env("RAG_LLM_MODEL") or "gpt-4o-mini",
             llm_api_key=env("OPENAI_API_KEY") or None,
-            llm_timeout=_env_float("RAG_LLM_TIMEOUT", 60.0),
+            llm_timeout=_env_float("RAG_LLM_TIMEOUT", 60.0, minimum=0.1),
             llm_max_retries=_env_int("RAG_LLM_RETRIES", 1),
             llm_max_tokens=_env_int("RAG_LLM_MAX_TOKENS", 600),
             prompts_dir=Path(prompts).expanduser() if prompts else None,

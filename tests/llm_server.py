@@ -6,7 +6,8 @@ The request's `model` picks the script:
 - `bad-cite`: cites the first source and also `[999-99]`, which was never retrieved;
 - `abstain`: replies INSUFFICIENT_EVIDENCE;
 - `error500`: HTTP 500 with an OpenAI-style error body;
-- `slow`: waits `slow_seconds` before answering (for timeouts);
+- `slow`: waits `slow_seconds` before answering (for timeouts); if the client hangs up first (it gave up at
+  its timeout), nothing is sent and the request is marked `_hung_up_at` (see `hung_up`, `answered`);
 - `slow-stream`: streams one word every `slow_seconds` (for interrupting a running answer).
 Faults (for tests/reliability):
 - `error503`: always HTTP 503; `flaky500`: HTTP 500 on the first answer request, then `normal`;
@@ -26,7 +27,8 @@ Streams end with a `finish_reason` chunk and `data: [DONE]`, as real servers do.
 A chat condense request (`rag chat` rewriting a follow-up; recognised by its `<latest>` block) is answered,
 whatever the model, with the latest message plus " (standalone)".
 `POST /v1/embeddings` answers with deterministic bag-of-words vectors.
-A prompt starting "You grade" (the eval's judge) gets fixed scores. Every request body is recorded in `requests`.
+A prompt starting "You grade" (the eval's judge) gets fixed scores. Every request body is recorded in `requests`,
+with `_at` (arrival, monotonic), and `_answered_at` once a chat completion was written out in full.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import re
+import select
 import socket
 import threading
 import time
@@ -46,6 +49,7 @@ class ScriptedLLM:
         self.requests: list[dict] = []
         self.slow_seconds = slow_seconds
         self.retry_after = retry_after
+        self.settled = threading.Condition()  # notified whenever a request has been handled to its end
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,10 +61,16 @@ class ScriptedLLM:
                 body["_path"] = self.path
                 body["_auth"] = self.headers.get("Authorization", "")
                 body["_at"] = time.monotonic()  # when it arrived: the gap between tries shows the backoff
-                server.requests.append(body)
-                # The client may give up (timeout or Ctrl-C): that is what such a test wanted.
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    server.respond(self, body)
+                with server.settled:
+                    server.requests.append(body)
+                try:
+                    # The client may give up (timeout or Ctrl-C): that is what such a test wanted.
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        server.respond(self, body)
+                finally:
+                    with server.settled:
+                        body["_done_at"] = time.monotonic()
+                        server.settled.notify_all()
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -100,6 +110,41 @@ class ScriptedLLM:
         """Answer requests (not condense or judge requests) seen so far for `model`."""
         answers = [r for r in self.requests if r["_path"].endswith("/chat/completions")]
         return sum(1 for r in answers if r.get("model") == model and self.condense_question(r) is None)
+
+    def wait_settled(self, timeout: float = 60.0) -> None:
+        """Until every request received so far has been handled to its end (answered, failed, hung up on).
+
+        The client can return before the server's thread has noticed its hang-up; counts read after this are
+        final. `timeout` only guards against a test hanging: no script takes that long to finish.
+        """
+        with self.settled:
+            if not self.settled.wait_for(lambda: all("_done_at" in r for r in self.requests), timeout):
+                raise AssertionError(f"the scripted server was still handling a request after {timeout}s")
+
+    def hung_up(self, model: str) -> int:
+        """Requests for `model` whose client closed the connection while the server was still composing."""
+        self.wait_settled()
+        return sum(1 for r in self.requests if r.get("model") == model and "_hung_up_at" in r)
+
+    def answered(self, model: str) -> int:
+        """Requests for `model` whose whole reply (a chat completion, streamed or not) was written out."""
+        self.wait_settled()
+        return sum(1 for r in self.requests if r.get("model") == model and "_answered_at" in r)
+
+    @staticmethod
+    def _client_hangs_up(handler: BaseHTTPRequestHandler, seconds: float) -> bool:
+        """Wait up to `seconds`; True as soon as the client closes the connection (it stopped waiting)."""
+        connection = handler.connection
+        deadline = time.monotonic() + seconds
+        if not select.select([connection], [], [], seconds)[0]:
+            return False  # the whole delay passed with the client still there
+        try:
+            if not connection.recv(1, socket.MSG_PEEK):
+                return True  # end of stream: the client closed its end
+        except OSError:
+            return True  # reset by the client
+        time.sleep(max(0.0, deadline - time.monotonic()))  # it sent more bytes instead (it should not)
+        return False
 
     def answer_text(self, body: dict) -> str:
         ids = self.source_ids(body) or ["none"]
@@ -168,13 +213,16 @@ class ScriptedLLM:
         if model.startswith("stream-") and model != "stream-ok":
             self._broken_stream(handler, body, model)
             return
-        if model == "slow":
-            time.sleep(self.slow_seconds)
+        if model == "slow" and self._client_hangs_up(handler, self.slow_seconds):
+            body["_hung_up_at"] = time.monotonic()  # the reply is never sent
+            handler.close_connection = True
+            return
         follow_up = self.condense_question(body)
         text = self.answer_text(body) if follow_up is None else f"{follow_up} (standalone)"
         if body.get("stream"):
             delay = self.slow_seconds if model == "slow-stream" else 0.0
             self._stream(handler, text, delay)
+            body["_answered_at"] = time.monotonic()
             return
         self._json(
             handler,
@@ -188,6 +236,7 @@ class ScriptedLLM:
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
             },
         )
+        body["_answered_at"] = time.monotonic()
 
     @staticmethod
     def embeddings(body: dict) -> dict:

@@ -425,3 +425,114 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
     assert payload["resolved"] == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}
     assert "↳ searching: unlearning [papers: 001-18]" in result.stderr
+
+
+# -- slash commands, piped ---------------------------------------------------------------------------
+
+
+def piped_chat(env: dict[str, str], *lines: str) -> subprocess.CompletedProcess:
+    """`rag chat` reading `lines` from a pipe: answers on stdout, notes (one per line) on stderr."""
+    typed = "".join(line + "\n" for line in lines)
+    return subprocess.run([str(BIN / "rag"), "chat"], input=typed, capture_output=True, text=True, env=env, timeout=180)
+
+
+def answers(stdout: str) -> list[tuple[str, list[str]]]:
+    """Each answer shown, with the years of its Sources lines (piped output: answer, blank line, sources)."""
+    blocks = stdout.strip("\n").split("\n\n")
+    return [
+        (text, [line.split()[1] for line in source_lines("\n" + sources)])
+        for text, sources in zip(blocks[::2], blocks[1::2], strict=True)
+    ]
+
+
+def test_year_command_restricts_new_questions_until_turned_off(chat_env):
+    question = "which papers study clustering?"  # the seeds have 2025 and 2026 papers on it
+    result = piped_chat(chat_env, "/year 2025", "/year 20x5", question, "/year off", question)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        "year filter 2025: new questions search only 2025 papers",
+        "/year takes a year or off, e.g. /year 2025",  # and the filter stays as it was
+        f"↳ searching: {question} [year: 2025]",
+        "year filter off: new questions search every year",
+        f"↳ searching: {question}",
+    ]
+    (restricted, restricted_years), (open_, open_years) = answers(result.stdout)
+    assert cited(restricted) and restricted_years and set(restricted_years) == {"2025"}
+    assert {"2025", "2026"} <= set(open_years) and set(cited(restricted)) < set(cited(open_))
+
+
+def test_backend_command_switches_the_answering_backend_and_refuses_unknown_ones(chat_env, llm):
+    env = {**with_llm(chat_env, llm, "normal"), "RAG_BACKEND": "extractive"}
+    result = piped_chat(
+        env,
+        "which papers study unlearning?",
+        "/backend openai",
+        "which papers study graph neural networks?",
+        "/backend gpt-5",
+        "/backend extractive",
+        "which papers study clustering?",
+    )
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if not line.startswith("↳")]
+    assert notes == [
+        f"rag chat · store {chat_env['RAG_STORE']} · 95 papers · backend extractive",
+        "backend openai",
+        "/backend takes one of: extractive, openai, local (now openai)",
+        "backend extractive",
+    ]
+    (before, _), (switched, _), (back, _) = answers(result.stdout)
+    assert re.match(r"\d papers? match:\n", before) and re.match(r"\d papers? match:\n", back)
+    assert switched.startswith("The most relevant paper studies this directly [")
+    assert llm.answer_requests("normal") == 1  # only the question asked while the backend was openai
+
+
+def test_backend_openai_without_an_endpoint_says_where_answers_will_go(chat_env):
+    result = piped_chat(chat_env, "/backend openai")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[1:] == [
+        "backend openai",
+        "no RAG_LLM_BASE_URL is set: answers go to https://api.openai.com/v1",
+    ]
+
+
+def test_reset_forgets_the_conversation_but_keeps_the_settings(chat_env):
+    follow_up = "tell me more about the second one"
+    result = piped_chat(
+        chat_env,
+        "/k 2",
+        "which papers study unlearning?",
+        follow_up,
+        "/reset",
+        follow_up,
+        "which papers study clustering?",
+    )
+    assert result.returncode == 1  # the follow-up after /reset failed: a piped run says so in its status
+    notes = [line for line in result.stderr.splitlines()[1:] if not line.startswith("↳")]
+    assert notes == [
+        "k = 2: up to 2 papers per question",
+        "conversation forgotten (k, year filter and backend kept)",
+        "error: there is no list to count in yet: ask a question first",
+    ]
+    assert "↳ searching: unlearning [papers: 001-18]" in result.stderr  # before /reset it did resolve
+    listed, drilled, fresh = answers(result.stdout)
+    assert cited(listed[0]) == UNLEARNING_LISTED[:2] and cited(drilled[0]) == ["001-18"]
+    assert len(fresh[1]) == 2  # k = 2 outlived the reset (5 papers on clustering otherwise)
+
+
+def test_help_lists_every_command(chat_env):
+    result = piped_chat(chat_env, "/help")
+    assert result.returncode == 0, result.stderr
+    listed = [line.split("  ")[1] for line in result.stdout.splitlines() if line.startswith("  /")]
+    assert listed == [
+        "/help",
+        "/sources",
+        "/show ID",
+        "/k N",
+        "/year Y|off",
+        "/backend NAME",
+        "/json",
+        "/reset",
+        "/quit",
+    ]
+    assert "  Follow-ups: “the second one”" in result.stdout
+    assert piped_chat(chat_env, "/?").stdout == result.stdout  # the short form

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from rag.chunking import chunk_paper
+from dataclasses import replace
+from itertools import pairwise
+
+import pytest
+
+from rag.chunking import Chunk, chunk_paper
+from rag.config import Settings
 from rag.corpus import Paper
-from rag.embedding import MAX_TOKENS, load_tokenizer
+from rag.embedding import MAX_TOKENS, get_embedder, load_tokenizer, token_counter
+from rag.store import Store
 
 LONG = " ".join(
     f"Sentence number {i} describes a distinct experimental finding about model calibration and robustness."
     for i in range(60)
 )
+# Short sentences of 7 tokens each: overlap is carried in whole sentences, so these show it finely.
+SHORT = " ".join(f"Result {i} holds for model {chr(97 + i % 26)}." for i in range(80))
+SENTENCE_TOKENS = 7
 
 
 def model_tokens(text: str) -> int:
@@ -77,3 +87,66 @@ def test_a_sentence_tokenizer_timeout_falls_back_to_a_plain_split():
     assert [p.strip() for p in pieces] == ["We propose X.", "It works well!", "Does it scale?", "Yes, to 31.5k papers"]
     # Without a timeout, punkt decides (it reads "X." as an initial, hence its own pieces).
     assert "".join(sentences_with_fallback(text)).replace(" ", "") == text.replace(" ", "")
+
+
+def text_tokens(text: str) -> int:
+    """Tokens of `text` alone, as the chunker counts them (no [CLS]/[SEP])."""
+    return len(token_counter()(text))
+
+
+def shared_text(earlier: Chunk, later: Chunk) -> str:
+    """The longest end of `earlier` that `later` starts with: the text the two chunks share."""
+    a, b = earlier.text.strip(), later.text.strip()
+    return next((a[-n:] for n in range(min(len(a), len(b)), 0, -1) if b.startswith(a[-n:])), "")
+
+
+@pytest.mark.parametrize(("overlap", "effective"), [(8, 8), (24, 24), (32, 32), (100, 32)])
+def test_consecutive_chunks_share_about_the_overlap(overlap, effective):
+    """Each chunk repeats the previous one's last sentences, up to `overlap` tokens (a quarter of the chunk at most,
+    so a chunk is mostly new text)."""
+    chunks = chunk_paper(Paper(id="p", abstract=SHORT), 128, overlap, "m")
+    assert len(chunks) > 3
+    for earlier, later in pairwise(chunks):
+        shared = text_tokens(shared_text(earlier, later))
+        assert effective - SENTENCE_TOKENS < shared <= effective, (earlier.number, shared)
+
+
+def test_overlap_zero_shares_nothing_and_loses_nothing():
+    chunks = chunk_paper(Paper(id="p", abstract=SHORT), 128, 0, "m")
+    assert len(chunks) > 3
+    assert all(shared_text(earlier, later) == "" for earlier, later in pairwise(chunks))
+    assert " ".join(c.text.strip() for c in chunks) == SHORT  # every sentence exactly once
+
+
+@pytest.mark.parametrize("size", [48, 128, 200])
+def test_chunks_fit_the_token_budget_and_fill_it(size):
+    chunks = chunk_paper(Paper(id="p", abstract=SHORT), size, 24, "m")
+    assert len(chunks) > 1
+    sizes = [text_tokens(c.text) for c in chunks]
+    # Within the budget, and short of it by less than a sentence (the last chunk takes what is left).
+    assert all(size - SENTENCE_TOKENS < tokens <= size for tokens in sizes[:-1]), sizes
+
+
+def test_changing_the_overlap_re_embeds_the_paper_on_the_next_ingest(tmp_path):
+    """The overlap is part of the paper's hash: a re-ingest with another overlap replaces its stored chunks."""
+    paper = Paper(id="p", abstract=SHORT, year=2026)
+    settings = replace(Settings(), store=tmp_path / "store")
+    embedder = get_embedder(settings)
+
+    def stored_texts(store: Store) -> list[str]:
+        rows = store.collection().get(where={"paper_id": "p"}, include=["documents", "metadatas"])
+        return [
+            text for _, text in sorted(zip([m["chunk"] for m in rows["metadatas"]], rows["documents"], strict=True))
+        ]
+
+    first = Store(settings).ingest([paper], embedder)
+    assert (first.added, first.chunks_embedded) == (1, len(chunk_paper(paper, 128, 24, embedder.name)))
+    again = Store(settings).ingest([paper], embedder)
+    assert (again.unchanged, again.chunks_embedded) == (1, 0)  # same settings: nothing to do
+
+    no_overlap = replace(settings, chunk_overlap=0)
+    expected = [c.text for c in chunk_paper(paper, 128, 0, embedder.name)]
+    report = Store(no_overlap).ingest([paper], embedder)
+    assert (report.updated, report.chunks_embedded) == (1, len(expected))
+    store = Store(no_overlap)
+    assert stored_texts(store) == expected  # the old, overlapping chunks are gone
