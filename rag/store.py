@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -131,12 +131,21 @@ def _explain(exc: BaseException, label: str) -> str:
     return f"the store at {label} failed ({_short(exc)})"
 
 
+def _set_metadata(collection, **changes: Any) -> None:
+    """Change some of a collection's metadata, keeping the rest."""
+    # Chroma replaces metadata wholesale and refuses to restate the distance function.
+    meta = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
+    meta.update(changes)
+    collection.modify(metadata=meta)
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
     return text[:200]
 
 
 OVERFETCH = 8
+REBUILT = "rebuild_complete"  # metadata of a rebuild's new collection once every paper is in it
 
 
 def _simple_filter(where: dict) -> bool:
@@ -160,11 +169,13 @@ def paper_of_chunk(chunk_id: str) -> str:
 class Store:
     """One collection of paper chunks."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client: Any = None, fallback: bool = True) -> None:
         self.settings = settings
-        self.client = _client(settings)
+        self.client = client if client is not None else _client(settings)
         self._collection = None
         self._count: tuple[object, int] | None = None  # (collection handle, its chunk count)
+        # Read through an interrupted rebuild swap (see `recover_rebuild`); off for a rebuild's own temp collection.
+        self._fallback = fallback
 
     # -- opening -----------------------------------------------------------------------------------
 
@@ -180,7 +191,7 @@ class Store:
                         name, embedding_function=None, metadata=self._manifest(embedder)
                     )
                 else:
-                    self._collection = self.client.get_collection(name, embedding_function=None)
+                    self._collection = self._readable(name)
             except Exception as exc:
                 from chromadb.errors import NotFoundError as ChromaNotFound
 
@@ -192,6 +203,34 @@ class Store:
         if embedder is not None:
             self._check_model(embedder)
         return self._collection
+
+    def _readable(self, name: str):
+        """The collection `name`; while a rebuild's swap is cut short between its renames (no `name` for a
+        moment), the complete one of the two beside it: the new if it was finished, else the old."""
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except ChromaNotFound:
+            if not self._fallback:
+                raise
+        temp_name, aside_name = self._swap_names()
+        new = self._find(temp_name)
+        if new is not None and (new.metadata or {}).get(REBUILT):
+            return new
+        old = self._find(aside_name)
+        if old is not None:
+            return old
+        return self.client.get_collection(name, embedding_function=None)  # raises NotFound: there is none
+
+    def _find(self, name: str):
+        """The collection `name`, or None when there is none."""
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        try:
+            return self.client.get_collection(name, embedding_function=None)
+        except ChromaNotFound:
+            return None
 
     def _manifest(self, embedder: Embedder) -> dict[str, Any]:
         from . import __version__
@@ -225,13 +264,10 @@ class Store:
         return str((collection.metadata or {}).get("generation", "0")) if collection is not None else "none"
 
     def _bump_generation(self, papers: int | None = None) -> None:
-        collection = self.collection()
-        # Chroma replaces metadata wholesale and refuses to restate the distance function.
-        meta = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
-        meta["generation"] = uuid.uuid4().hex[:16]
+        changes: dict[str, Any] = {"generation": uuid.uuid4().hex[:16]}
         if papers is not None:
-            meta["papers"] = papers
-        collection.modify(metadata=meta)
+            changes["papers"] = papers
+        _set_metadata(self.collection(), **changes)
         self._collection = None
 
     def exists(self) -> bool:
@@ -269,9 +305,22 @@ class Store:
         total: int | None = None,
     ) -> IngestReport:
         """Add new papers, replace changed ones, skip unchanged ones, streaming: memory holds one window
-        of chunks, not the corpus. Safe to kill at any point: a rerun redoes only unfinished papers."""
+        of chunks, not the corpus. Safe to kill at any point: a rerun redoes only unfinished papers.
+
+        The caller holds the writer lock (`ingest_lock`): a rebuild swap cut short earlier is settled first.
+        """
+        self.recover_rebuild()
         if rebuild:
             return self._rebuild(papers, embedder, on_progress, total)
+        return self._ingest(papers, embedder, on_progress, total)
+
+    def _ingest(
+        self,
+        papers: Iterable[Paper],
+        embedder: Embedder,
+        on_progress: Callable[[int, int | None], None] | None,
+        total: int | None,
+    ) -> IngestReport:
         if isinstance(papers, list) and total is None:
             total = len(papers)
         self.collection(embedder)  # an existing store must have been built with this embedder
@@ -282,6 +331,7 @@ class Store:
         window_chunks = 0
         done = 0
         last_progress = 0.0
+        changing = False  # a paper to add or replace was seen
         # Chroma writes run on a second thread while the next window is embedded (at most one in flight).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-write") as writer:
             pending: Future | None = None
@@ -292,9 +342,12 @@ class Store:
                     report.unchanged += 1
                     done += 1
                 else:
-                    if not (report.added or report.updated or window) and self.collection() is not None:
-                        # Invalidate derived indexes before the first write, in case we die mid-way.
-                        self._bump_generation()
+                    if not changing:
+                        changing = True
+                        if self.collection() is not None:
+                            # Invalidate derived indexes before the first write, in case we die mid-way. (A flag,
+                            # not `report`: the writer thread fills that in later, so it cannot tell the first.)
+                            self._bump_generation()
                     chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
                     window.append((paper, previous[1] if previous else 0, chunks))
                     window_chunks += len(chunks)
@@ -367,29 +420,77 @@ class Store:
                 report.added += 1
         report.chunks_embedded += len(chunks)
 
-    def _rebuild(self, papers: Iterable[Paper], embedder: Embedder, on_progress, total: int | None) -> IngestReport:
-        """Build a fresh collection beside the old one and swap it in only when complete."""
-        final_name = self.settings.collection
-        temp_name = f"{final_name}-rebuild"
-        with contextlib.suppress(Exception):  # a leftover from an earlier, interrupted rebuild
-            self.client.delete_collection(temp_name)
-        from dataclasses import replace
+    # -- rebuilding ----------------------------------------------------------------------------------
 
-        temp = Store.__new__(Store)
-        temp.settings = replace(self.settings, collection=temp_name)
-        temp.client = self.client
-        temp._collection = None
-        temp._count = None
-        report = temp.ingest(papers, embedder, on_progress=on_progress, total=total)
-        with contextlib.suppress(Exception):  # nothing to replace on a first build
-            self.client.delete_collection(final_name)
-        temp.collection().modify(name=final_name)
-        self._collection = None
+    def _swap_names(self) -> tuple[str, str]:
+        """(the collection a rebuild fills, the name the old collection is moved to while the new one moves in)"""
+        final = self.settings.collection
+        return f"{final}-rebuild", f"{final}-replaced"
+
+    def _rebuild(self, papers: Iterable[Paper], embedder: Embedder, on_progress, total: int | None) -> IngestReport:
+        """Build a fresh collection beside the old one and swap it in only when complete.
+
+        The swap is four steps, and a kill between any two leaves a complete collection to read (`_readable`)
+        and a state `recover_rebuild` finishes: (1) the new collection is marked complete; (2) the old one is
+        renamed aside; (3) the new one takes the final name; (4) the old one is deleted.
+        """
         from . import lexical
 
+        temp_name, aside_name = self._swap_names()
+        temp = Store(replace(self.settings, collection=temp_name), client=self.client, fallback=False)
+        report = temp._ingest(papers, embedder, on_progress, total)
+        new = temp.collection(embedder, create=True)  # exists even when nothing was added
+        try:
+            _set_metadata(new, **{REBUILT: True})  # (1)
+            old = self._find(self.settings.collection)
+            if old is not None:
+                old.modify(name=aside_name)  # (2)
+            new.modify(name=self.settings.collection)  # (3)
+            if old is not None:
+                self.client.delete_collection(aside_name)  # (4)
+        except Exception as exc:
+            raise StoreError(_explain(exc, self.settings.store_label)) from None
+        self._collection = None
         lexical.refresh(self)
         shutil.rmtree(lexical.index_dir(temp), ignore_errors=True)
         return report
+
+    def recover_rebuild(self) -> None:
+        """Settle a rebuild that was cut short: a complete new collection is swapped in (the steps of `_rebuild`
+        that did not run), an unfinished one deleted (the old one stands). Only under the writer lock."""
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        from . import lexical
+
+        if not self._fallback:
+            return
+        temp_name, aside_name = self._swap_names()
+        try:
+            new, aside = self._find(temp_name), self._find(aside_name)
+            if new is None and aside is None:
+                return  # the usual case: no rebuild was interrupted
+            if new is not None and not (new.metadata or {}).get(REBUILT):
+                self.client.delete_collection(temp_name)  # killed while filling it
+                new = None
+            current = self._find(self.settings.collection)
+            if new is not None:
+                if current is not None:
+                    if aside is not None:
+                        self.client.delete_collection(aside_name)  # older still than the current one
+                    current.modify(name=aside_name)
+                    aside = current
+                new.modify(name=self.settings.collection)
+            elif current is None and aside is not None:
+                aside.modify(name=self.settings.collection)  # the old one back: there is no new one
+                aside = None
+            if aside is not None:
+                with contextlib.suppress(ChromaNotFound):  # a delete cut short may have finished
+                    self.client.delete_collection(aside_name)
+        except Exception as exc:
+            raise StoreError(_explain(exc, self.settings.store_label)) from None
+        self._collection = None
+        temp_dir = lexical.index_dir(Store(replace(self.settings, collection=temp_name), client=self.client))
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
     # -- reading -----------------------------------------------------------------------------------
 

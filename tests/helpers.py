@@ -38,3 +38,53 @@ def chroma_chunk_rows(store: Path) -> int:
             return conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     except sqlite3.Error:
         return 0
+
+
+def ingest_counts(summary: str) -> dict[str, int]:
+    """`95 papers in S: 10 added, 0 updated, 85 unchanged (30 chunks embedded in 2.0s)` → numbers."""
+    line = summary.strip().splitlines()[-1]
+    tail = line.split(": ", 1)[1]
+    return {
+        "added": int(tail.split(" added")[0]),
+        "updated": int(tail.split("added, ")[1].split(" updated")[0]),
+        "unchanged": int(tail.split("updated, ")[1].split(" unchanged")[0]),
+        "embedded": int(tail.split("(")[1].split(" chunks")[0]),
+    }
+
+
+def expected_chunks(papers) -> dict:
+    """chunk id → the `Chunk` an ingest with the default settings and the packaged model stores for `papers`."""
+    from rag.chunking import chunk_paper
+    from rag.config import Settings
+    from rag.embedding import ONNX_MODEL_NAME
+
+    settings = Settings()
+    return {
+        chunk.id: chunk
+        for paper in papers
+        for chunk in chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, ONNX_MODEL_NAME)
+    }
+
+
+def assert_store_exact(store: Path, papers) -> None:
+    """The store holds exactly `papers`: every chunk id `chunk_paper` gives for them and no other (nothing stale,
+    nothing missing), each chunk with its current text and metadata (the paper's hash included: no chunk of an
+    older version), and the paper count the CLI reports. Pass the papers as the CLI read them (`load_papers`)."""
+    from dataclasses import replace
+
+    from rag.config import Settings
+    from rag.store import Store
+
+    expected = expected_chunks(papers)
+    final = Store(replace(Settings(), store=store))
+    collection = final.collection()
+    assert collection is not None, f"no collection to read in {store}"
+    rows = collection.get(include=["documents", "metadatas"])
+    stored = dict(zip(rows["ids"], zip(rows["documents"], rows["metadatas"], strict=True), strict=True))
+    assert sorted(stored.keys() - expected.keys()) == [], "stale chunks left in the store"
+    assert sorted(expected.keys() - stored.keys()) == [], "chunks missing from the store"
+    for chunk_id, (document, metadata) in stored.items():
+        chunk = expected[chunk_id]
+        assert metadata["paper_hash"] == chunk.metadata["paper_hash"], f"{chunk_id} is of another version"
+        assert (document, metadata) == (chunk.text, chunk.metadata), f"{chunk_id} differs from the paper's text"
+    assert final.count_papers() == len(papers)

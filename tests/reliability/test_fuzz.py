@@ -142,16 +142,26 @@ def test_seed_lists_are_read_or_refused_in_one_line(tmp_path_factory, header, pa
     read_or_refuse(write(tmp_path_factory.mktemp("f"), ".txt", text.encode("utf-8")))
 
 
+def refusal(path: Path) -> str:
+    """The one-line message that refuses `path`; the test fails when the file is read instead."""
+    assert read_or_refuse(path) is None, f"{path} was read, not refused"
+    with pytest.raises(InputError) as refused:
+        list(read_file(path))
+    return str(refused.value)
+
+
 def test_a_corrupt_gzip_file_is_refused_in_one_line(tmp_path):
     data = bytearray(gzip.compress(b'{"id": "a", "abstract": "hello world"}\n' * 20, mtime=0))
     data[10] ^= 0xFF  # the first byte of the deflate stream: zlib cannot decode it
     path = tmp_path / "papers.jsonl.gz"
     path.write_bytes(bytes(data))
-    read_or_refuse(path)
+    assert refusal(path).startswith(f"{path}: cannot read (error: Error -3 while decompressing data: ")
 
 
 def test_a_csv_header_with_a_line_break_is_refused_in_one_line(tmp_path):
-    read_or_refuse(write(tmp_path, ".csv", b'"ab\ncd",x\n1,2\n'))
+    path = write(tmp_path, ".csv", b'"ab\ncd",x\n1,2\n')
+    # The quoted header cell spans two lines: shown joined, on the message's one line.
+    assert refusal(path) == f"{path}:1: missing the 'id' column (header: ab cd, x)"
 
 
 # -- the question path ------------------------------------------------------------------------------------
