@@ -6,10 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer import ask, clean_question
+from rag.answer import TOPIC_BAR, answer_from_sources, ask, clean_question, weak_evidence
+from rag.backends import Generation, get_backend
+from rag.backends.extractive import ExtractiveBackend
 from rag.citations import find_citations
+from rag.config import Settings
+from rag.embedding import get_embedder
 from rag.errors import InputError
-from rag.retrieval import retrieve, search_text
+from rag.retrieval import Source, retrieve, search_text
 
 UNLEARNING = {"001-02", "001-15", "001-18"}  # every seed abstract about machine unlearning
 
@@ -228,3 +232,189 @@ def test_a_quoted_sentence_drops_an_additive_opener(sentence, quoted):
     from rag.backends.extractive import _quote
 
     assert _quote(sentence) == quoted
+
+
+# -- the abstention rules, on hand-built sources -------------------------------------------------------------
+
+
+def paper(pid: str, score: float, abstract: str, coverage: float | None = None) -> Source:
+    first = abstract.split(". ")[0]
+    return Source(pid, None, 2026, "ICLR 2026", score, first, abstract, term_coverage=coverage)
+
+
+SETTINGS = Settings()  # min_score 0.365
+MIN = SETTINGS.min_score
+
+
+def test_the_evidence_threshold_is_inclusive_and_an_exact_term_match_gets_its_slack():
+    plain = "We study sparse attention kernels."
+    assert not weak_evidence([paper("a", MIN, plain)], SETTINGS, "sparse attention kernels")  # at the bar
+    assert weak_evidence([paper("a", MIN - 0.01, plain)], SETTINGS, "sparse attention kernels")
+    # every term of the question in the top paper ("what is DiVeQ?"): 0.10 of slack, no more
+    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=1.0)], SETTINGS, "what is DiVeQ?")
+    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.99)], SETTINGS, "what is DiVeQ?")
+    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.98)], SETTINGS, "what is DiVeQ?")
+    assert weak_evidence([paper("a", MIN - 0.11, plain, coverage=1.0)], SETTINGS, "what is DiVeQ?")
+    # dense retrieval measures no coverage: no slack
+    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=None)], SETTINGS, "what is DiVeQ?")
+
+
+def test_the_topic_rule_applies_to_list_questions_under_the_bar_only():
+    question = "which papers study federated unlearning?"
+    federated = "We study federated learning across hospitals."
+    covering = "We study federated unlearning across hospitals."
+    assert weak_evidence([paper("a", 0.5, federated)], SETTINGS, question)  # half the topic: abstain
+    assert not weak_evidence([paper("a", 0.5, covering)], SETTINGS, question)  # all of it: answer
+    assert not weak_evidence([paper("a", TOPIC_BAR, federated)], SETTINGS, question)  # a close match: answer
+    assert not weak_evidence([paper("a", 0.6, federated)], SETTINGS, question)
+    # a question about one thing, not a list: the topic rule does not apply
+    assert not weak_evidence([paper("a", 0.5, federated)], SETTINGS, "how does federated unlearning work?")
+
+
+def test_the_abstention_message_says_why():
+    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
+    nothing = answer_from_sources("which papers study unlearning?", [], extractive, SETTINGS)
+    assert nothing.abstained and nothing.answer == (
+        "The indexed abstracts don't answer this: no paper in the store matches the question."
+    )
+    # abstained by the topic rule with the best paper exactly at the threshold: not "below the threshold"
+    at_bar = [paper("a", MIN, "We study federated learning across hospitals.")]
+    topic = answer_from_sources("which papers study federated unlearning?", at_bar, extractive, SETTINGS)
+    assert topic.abstained and "no paper found covers “federated unlearning”" in topic.answer
+    below = answer_from_sources(
+        "which papers study federated unlearning?", [paper("a", 0.3, "x")], extractive, SETTINGS
+    )
+    assert below.answer.endswith("the closest paper (a) scores 0.30, below the evidence threshold 0.365.")
+
+
+def test_a_venue_with_no_papers_is_named_in_the_abstention(seed_store, seed_settings):
+    store, embedder = seed_store
+    asked = ask("which papers study unlearning?", store, embedder, seed_settings, venue="NeurIPS 2024")
+    assert asked.abstained and asked.answer.endswith("the store has no paper from NeurIPS 2024.")
+
+
+def test_an_exact_name_under_the_threshold_is_answered_by_hybrid_retrieval_only(seed_store, seed_settings):
+    # "DiVeQ" scores 0.29 by cosine (MiniLM reads rare names poorly), under the 0.365 threshold: the paper that
+    # holds every term of the question gets 0.10 of slack, which only the lexical modes can vouch for.
+    store, embedder = seed_store
+    hybrid = ask("what is DiVeQ?", store, embedder, seed_settings)
+    assert not hybrid.abstained and hybrid.citations == ["000-01"]
+    assert hybrid.sources[0].score < seed_settings.min_score
+    assert ask("what is DiVeQ?", store, embedder, replace(seed_settings, retriever="dense")).abstained
+
+
+class FixedReply:
+    """An LLM that replies with exactly this text: the scripted HTTP server has no reply made only of
+    citations, the one case where enforcement leaves nothing to show."""
+
+    name = "fixed"
+    streams = False
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def generate(self, question: str, sources: list[Source], on_text=None) -> Generation:
+        return Generation(text=self.text)
+
+
+def test_an_llm_reply_left_empty_by_citation_checks_is_an_abstention_listing_the_closest_papers():
+    sources = [paper("a", 0.5, "Sparse attention kernels."), paper("b", 0.7, "Attention on long sequences.")]
+    answer = answer_from_sources("q", sources, FixedReply("[999-99] [888-88]"), SETTINGS)
+    assert answer.abstained and answer.citations == [] and answer.dropped_citations == ["999-99", "888-88"]
+    assert answer.answer == (
+        "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
+    )
+    assert [s.id for s in answer.sources] == ["b", "a"]  # closest first, as any abstention lists them
+    kept = answer_from_sources("q", sources, FixedReply("Kernels help [a]."), SETTINGS)
+    assert not kept.abstained and [s.id for s in kept.sources] == ["a", "b"]  # an answer keeps the ranking
+
+
+def test_the_extractive_backend_given_no_papers_abstains():
+    generation = ExtractiveBackend(get_embedder(SETTINGS), SETTINGS).generate("which papers study x?", [])
+    assert generation.abstained and generation.text == ""
+
+
+# -- which papers an extractive answer keeps ------------------------------------------------------------------
+
+
+def cited(question: str, sources: list[Source]) -> list[str]:
+    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
+    answer = answer_from_sources(question, sources, extractive, SETTINGS)
+    assert not answer.abstained
+    return answer.citations
+
+
+UNLEARNING_ABSTRACT = "We study machine unlearning for language models."
+
+
+def test_a_list_keeps_papers_within_070_of_the_best_score_a_detail_question_within_085():
+    # top 0.5: a list keeps 0.35 and up, a detail question 0.425 and up (each with a sentence on the topic)
+    at_list_bar = paper("b", 0.35, "Machine unlearning benchmarks are scarce.")
+    under = paper("c", 0.34, "Unlearning removes training data from models.")
+    question = "which papers study machine unlearning?"
+    assert cited(question, [paper("a", 0.5, UNLEARNING_ABSTRACT), at_list_bar, under]) == ["a", "b"]
+    at_detail_bar = paper("b", 0.425, "Machine unlearning is evaluated with membership inference.")
+    under = paper("c", 0.42, "Unlearning is evaluated by probing.")
+    question = "how is machine unlearning evaluated?"
+    assert cited(question, [paper("a", 0.5, UNLEARNING_ABSTRACT), at_detail_bar, under]) == ["a", "b"]
+
+
+def test_a_list_keeps_a_paper_writing_the_phrase_only_if_it_clears_the_threshold():
+    top = paper("a", 0.6, "We use conformal prediction for survival analysis.")
+    at_threshold = paper("b", MIN, "Bounds from conformal prediction are tight.")  # under 0.7 × 0.6
+    under = paper("c", 0.3, "Conformal prediction sets for regression.")
+    assert cited("which papers use conformal prediction?", [top, at_threshold, under]) == ["a", "b"]
+
+
+def test_papers_after_the_first_need_a_sentence_that_speaks_to_the_question():
+    top = paper("a", 0.5, "Machine unlearning removes the influence of samples.")  # no word of the question
+    unrelated = paper("c", 0.49, "Graph kernels for molecules.")
+    one_sentence = paper("b", 0.48, "Deleting data from a model is costly.")  # shares "data"
+    assert cited("how do models forget training data?", [top, unrelated, one_sentence]) == ["a", "b"]
+
+
+def test_a_sentence_sharing_the_questions_words_counts_for_more_than_its_cosine():
+    # b's sentences: one that names "attention" (cosine 0.57), one that names none (0.54). A shared word adds to
+    # a sentence's score, so b's best sentence speaks to the question and b stays in the answer.
+    top = paper("a", 0.6, "Sparse attention kernels cut memory on long sequences.")
+    b = paper(
+        "b",
+        0.5,
+        "Memory-efficient self-attention for long sequences. We benchmark attention variants on long contexts.",
+    )
+    assert cited("which papers study sparse attention kernels?", [top, b]) == ["a", "b"]
+
+
+def test_a_question_of_scaffolding_only_keeps_close_paraphrases():
+    # No topic word at all: a second paper needs a sentence within 0.65 cosine of the question.
+    top = paper("a", 0.6, "Several approaches are proposed.")
+    loose = paper("b", 0.5, "Many approaches have been proposed for this problem.")  # 0.60
+    close = paper("c", 0.5, "We propose two approaches.")  # 0.75
+    assert cited("which approaches are proposed?", [top, loose, close]) == ["a", "c"]
+
+
+def quoted_sentences(answer: str) -> list[int]:
+    from rag.backends.extractive import split_sentences
+
+    return [len(split_sentences(line.rsplit(" [", 1)[0])) for line in answer.splitlines()[1:]]
+
+
+THREE_SENTENCES = (
+    "We study machine unlearning for language models. Unlearning is evaluated on the RWKU benchmark. "
+    "Forgetting is measured by probing the model."
+)
+
+
+def test_a_detail_question_quotes_two_sentences_of_the_best_paper_a_list_one_per_paper():
+    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
+    other = "Machine unlearning is evaluated with membership inference. It needs no retraining."
+
+    def quotes(question: str, sources: list[Source]) -> list[int]:
+        return quoted_sentences(answer_from_sources(question, sources, extractive, SETTINGS).answer)
+
+    both = [paper("a", 0.6, THREE_SENTENCES), paper("b", 0.55, other)]
+    assert quotes("how is machine unlearning evaluated?", both) == [2, 1]
+    assert quotes("which papers evaluate machine unlearning?", both) == [1, 1]
+    # a list question that only one paper answers is answered like a detail question
+    alone = [paper("a", 0.6, THREE_SENTENCES), paper("b", 0.3, other)]
+    assert quotes("which papers evaluate machine unlearning?", alone) == [2]

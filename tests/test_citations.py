@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from rag.answer import answer_from_sources
+from rag.backends import Generation, get_backend
+from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.citations import CitationStreamFilter, enforce_citations, find_citations
+from rag.config import Settings
+from rag.embedding import get_embedder
+from rag.errors import LLMError
+from rag.retrieval import Source
+
+from .llm_server import ScriptedLLM
 
 VALID = ["000-01", "002-07", "KRVnpTbx7R"]
 
@@ -47,3 +58,129 @@ def test_stream_filter_releases_an_unclosed_bracket_at_the_end():
     assert stream.feed("an open [000") + stream.flush() == "an open (000"
     stream = CitationStreamFilter(VALID)
     assert stream.feed("an open [bracket") + stream.flush() == "an open (bracket"
+
+
+def test_a_removed_citation_takes_no_stray_space_with_it():
+    # A citation dropped before punctuation or between two spaces leaves "helps ." or "agree  now" behind.
+    assert enforce_citations("It helps [999-99] .", VALID) == ("It helps.", ["999-99"])
+    assert enforce_citations("Both [000-01] [999-99]  agree.", VALID) == ("Both [000-01] agree.", ["999-99"])
+
+
+def test_a_bracket_left_open_at_a_line_break_is_shown_as_text_and_later_citations_still_count():
+    stream = CitationStreamFilter(VALID)
+    shown = stream.feed("see [the appendix\nfor details [000-01] and [999-99].") + stream.flush()
+    assert shown == "see (the appendix\nfor details [000-01] and."
+    assert stream.dropped == ["999-99"]
+
+
+def test_an_open_bracket_is_held_back_for_at_most_300_characters():
+    # A model that opens "[" and writes on must not have its answer held back until the end.
+    stream = CitationStreamFilter(VALID)
+    assert stream.feed("[" + "a" * 299) == ""  # 300 characters held: could still be a citation
+    assert stream.feed("a") == "(" + "a" * 300  # the 301st releases them, as text
+    assert stream.feed(" [000-01]") + stream.flush() == " [000-01]"  # and the filter goes on as before
+
+
+# -- through an answer: what the user is shown while an LLM streams -----------------------------------------
+
+QUESTION = "how is vector quantization made differentiable?"
+
+
+def sources() -> list[Source]:
+    abstracts = {
+        "000-01": "We propose DiVeQ, which treats vector quantization as adding an error vector. Codebooks train "
+        "end to end with plain gradients.",
+        "002-07": "We study differentiable relaxations of discrete choices. Straight-through estimators are biased.",
+    }
+    return [
+        Source(pid, None, 2026, "ICLR 2026", score, text.split(". ")[0], text)
+        for (pid, text), score in zip(abstracts.items(), (0.8, 0.7), strict=True)
+    ]
+
+
+@pytest.fixture()
+def llm():
+    with ScriptedLLM() as server:
+        yield server
+
+
+def openai_backend(llm: ScriptedLLM, model: str) -> tuple[OpenAICompatibleBackend, Settings]:
+    settings = replace(Settings(), llm_base_url=llm.url, llm_model=model, llm_timeout=10.0, llm_max_retries=0)
+    return OpenAICompatibleBackend(settings), settings
+
+
+def test_a_streamed_llm_answer_never_shows_a_citation_of_a_paper_not_retrieved(llm):
+    backend, settings = openai_backend(llm, "bad-cite")
+    pieces: list[str] = []
+    answer = answer_from_sources(QUESTION, sources(), backend, settings, on_text=pieces.append)
+    assert llm.requests[-1]["stream"] is True and len(pieces) > 1  # shown as it came, not at the end
+    shown = "".join(pieces)
+    assert shown == answer.answer == "The most relevant paper studies this directly [000-01]. Another paper agrees."
+    assert answer.citations == ["000-01"] and answer.dropped_citations == ["999-99"]
+
+
+def test_an_unstreamed_llm_answer_is_checked_the_same_and_keeps_its_token_counts(llm):
+    # `rag ask --json` shows nothing until the end: one plain completion, whose usage the JSON reports.
+    backend, settings = openai_backend(llm, "bad-cite")
+    answer = answer_from_sources(QUESTION, sources(), backend, settings)
+    assert not llm.requests[-1].get("stream")
+    assert answer.answer == "The most relevant paper studies this directly [000-01]. Another paper agrees."
+    assert answer.citations == ["000-01"] and answer.dropped_citations == ["999-99"]
+    assert answer.usage and answer.usage["total_tokens"] == 120
+
+
+def test_a_stream_cut_halfway_keeps_the_citation_it_removed_on_record(llm):
+    backend, settings = openai_backend(llm, "stream-cut")
+    pieces: list[str] = []
+    fallback = get_backend("extractive", settings, get_embedder(settings))
+    answer = answer_from_sources(QUESTION, sources(), backend, settings, pieces.append, fallback=fallback)
+    shown = "".join(pieces)
+    # the half answer with [999-99] removed and the unclosed "[998-" never shown, then the extractive answer
+    assert shown == "The most relevant paper studies this [000-01]. Another agrees. And\n" + answer.answer
+    assert answer.backend == "extractive" and answer.citations == ["000-01", "002-07"]
+    assert answer.dropped_citations == ["999-99"]
+    assert answer.warnings == [
+        f"the answer stream from {llm.url} ended before the model finished; "
+        "the answer above is incomplete, here is the extractive answer instead"
+    ]
+
+
+class PiecesBackend:
+    """A streaming backend that sends exactly these pieces, then fails if asked: no HTTP script ends a
+    reply with an unclosed bracket, or fails while everything it sent is still held back."""
+
+    name = "pieces"
+    streams = True
+
+    def __init__(self, pieces: list[str], fail: bool = False) -> None:
+        self.pieces, self.fail = pieces, fail
+
+    def generate(self, question: str, sources: list[Source], on_text=None) -> Generation:
+        for piece in self.pieces:
+            if on_text:
+                on_text(piece)
+        if self.fail:
+            raise LLMError("the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError)")
+        return Generation(text="".join(self.pieces))
+
+
+def test_a_bracket_still_open_when_the_stream_ends_is_shown_as_text():
+    pieces: list[str] = []
+    backend = PiecesBackend(["DiVeQ trains codebooks [000-01]; see [the", " appendix"])
+    answer = answer_from_sources(QUESTION, sources(), backend, Settings(), on_text=pieces.append)
+    assert "".join(pieces) == answer.answer == "DiVeQ trains codebooks [000-01]; see (the appendix"
+    assert answer.citations == ["000-01"]
+
+
+def test_a_stream_that_fails_while_its_text_is_held_back_has_shown_nothing():
+    # Only an unclosed "[000-" reached the filter: the user saw nothing, so there is no half answer to end.
+    settings = Settings()
+    pieces: list[str] = []
+    fallback = get_backend("extractive", settings, get_embedder(settings))
+    backend = PiecesBackend(["  [000-"], fail=True)
+    answer = answer_from_sources(QUESTION, sources(), backend, settings, pieces.append, fallback=fallback)
+    assert "".join(pieces) == answer.answer and answer.answer.startswith("2 papers match:\n- ")
+    assert answer.warnings == [
+        "the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError); "
+        "showing the extractive answer instead"
+    ]

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from rag.chunking import paper_hash
 from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
@@ -108,3 +109,44 @@ def test_papers_mentioning_a_name_matches_whole_words_only(seed_store):
     assert store.papers_mentioning("GCN") == ["002-05"]  # not 000-16, which only says "FGCN-DKS"
     assert len(store.papers_mentioning("LLMs")) == 2  # a common word: several papers (capped at the limit)
     assert store.papers_mentioning("Purge") == []  # names are case-sensitive
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"title": "Unlearning, revisited"},
+        {"year": 2025},
+        {"venue": "ICLR 2025"},
+        {"keywords": ("unlearning", "privacy")},
+    ],
+)
+def test_a_change_to_any_field_of_a_paper_replaces_it_on_the_next_ingest(settings, change):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    changed = [replace(papers()[0], **change), *papers()[1:]]
+    report = Store(settings).ingest(changed, embedder)
+    assert (report.added, report.updated, report.unchanged) == (0, 1, 2)
+    stored = Store(settings).get_paper("a")
+    assert [getattr(stored, name) for name in change] == list(change.values())
+
+
+def test_a_new_chunk_size_re_embeds_every_paper(settings):
+    embedder = get_embedder(settings)
+    Store(settings).ingest(papers(), embedder)
+    report = Store(replace(settings, chunk_tokens=64)).ingest(papers(), embedder)
+    assert (report.added, report.updated, report.unchanged) == (0, 3, 0)
+    assert len([i for i in chunk_ids(Store(settings)) if i.startswith("b#")]) > 5  # the long abstract, re-split
+
+
+def test_the_content_hash_is_part_of_the_store_format():
+    # Stores on disk hold this hash on every chunk: a release that computed it differently would re-embed every
+    # paper of every existing store on its first ingest (hours at 31k papers). Change it only on purpose.
+    paper = Paper(
+        id="001-02",
+        abstract="We study machine unlearning for large language models.",
+        title="PURGE",
+        year=2026,
+        venue="ICLR 2026",
+        keywords=("unlearning",),
+    )
+    assert paper_hash(paper, 128, 24, "all-MiniLM-L6-v2-onnx-int8") == "df1210789abfbb63a4abf68a8feaa0d1"
