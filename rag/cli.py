@@ -287,18 +287,19 @@ def ask_command(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Answer a question from the abstracts, citing paper ids."""
-    from .answer import ask, clean_question
+    from .answer import ask
+    from .query import parse
 
     settings = _settings(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
     )
-    text = clean_question(" ".join(question))
+    query = parse(" ".join(question), year=year, venue=venue)
     backend_name = settings.backend
     _check_backend(backend_name)
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
 
     if as_json:
-        result = ask(text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_warning=_warn)
+        result = ask(query, store_, embedder, settings, backend_name, k=k, on_warning=_warn)
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
 
@@ -306,9 +307,7 @@ def ask_command(
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = ask(
-        text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_text=show, on_warning=_warn
-    )
+    result = ask(query, store_, embedder, settings, backend_name, k=k, on_text=show, on_warning=_warn)
     sys.stdout.write("\n")
     _print_answer_footer(result)
 
@@ -344,15 +343,15 @@ def search(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """List the papers that best match a query, with scores."""
-    from .answer import clean_question
+    from .query import parse
     from .retrieval import retrieve
 
     settings = _settings(store, chroma_url, retriever=retriever)
-    text = clean_question(" ".join(query))
+    parsed = parse(" ".join(query), year=year, venue=venue)
     store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
-    found = retrieve(text, store_, embedder, settings, k=k, year=year, venue=venue)
+    found = retrieve(parsed, store_, embedder, settings, k=k)
     if as_json:
-        payload = {"query": text, "results": [s.to_json() for s in found.sources]}
+        payload = {"query": parsed.text, "results": [s.to_json() for s in found.sources]}
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     console = _stdout_console()

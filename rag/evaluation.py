@@ -239,7 +239,8 @@ def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
 
 def groundedness(answer: str, abstracts: dict[str, str], embedder: Embedder) -> float | None:
     """Share of answer sentences supported by an abstract they cite (embedding or lexical support)."""
-    from .backends.extractive import content_words, split_sentences
+    from .backends.extractive import split_sentences
+    from .query import content_words
 
     claims = answer_claims(answer)
     if not claims:
@@ -380,19 +381,19 @@ def run_eval(
     on_progress: Callable[[int], None] | None = None,
 ) -> Run:
     """Answer every question with the real pipeline and score it."""
-    from .answer import answer_from_sources, clean_question
+    from .answer import answer_from_sources
     from .backends import get_backend
+    from .query import parse
     from .retrieval import retrieve
 
     backend = get_backend(backend_name, settings, embedder)
     run = Run(retriever=retriever, backend=backend.name, k=k)
     for done, q in enumerate(questions, start=1):
         started = time.perf_counter()
-        text = clean_question(q.question)
-        found = retrieve(text, store, embedder, settings, k=max(k, RETRIEVAL_DEPTH), mode=retriever)
+        found = retrieve(parse(q.question), store, embedder, settings, k=max(k, RETRIEVAL_DEPTH), mode=retriever)
         retrieved = [s.id for s in found.sources]
         sources = found.sources[:k]
-        answer = answer_from_sources(text, sources, backend, settings, None, found.elapsed_ms, started)
+        answer = answer_from_sources(found.query, sources, backend, settings, None, found.elapsed_ms, started)
         abstracts = {s.id: s.abstract for s in sources}
         metrics = score_question(
             q,

@@ -9,7 +9,8 @@ import pytest
 from rag.answer import ask, clean_question
 from rag.citations import find_citations
 from rag.errors import InputError
-from rag.retrieval import retrieve, search_text
+from rag.query import search_text
+from rag.retrieval import retrieve
 
 UNLEARNING = {"001-02", "001-15", "001-18"}  # every seed abstract about machine unlearning
 

@@ -12,7 +12,8 @@ from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
-from rag.retrieval import parse_filters, reciprocal_rank_fusion, retrieve, score_fusion
+from rag.query import parse_filters
+from rag.retrieval import reciprocal_rank_fusion, retrieve, score_fusion
 from rag.store import Store
 
 

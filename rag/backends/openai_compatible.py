@@ -16,6 +16,7 @@ from .base import Generation
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..query import Query
     from ..retrieval import Source
 
 ABSTAIN_MARKER = "INSUFFICIENT_EVIDENCE"
@@ -104,12 +105,10 @@ class OpenAICompatibleBackend:
             {"role": "user", "content": user},
         ]
 
-    def generate(
-        self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
-    ) -> Generation:
+    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
         request = {
             "model": self.settings.llm_model,
-            "messages": self.messages(question, sources),
+            "messages": self.messages(query.text, sources),
             "temperature": 0,
             "max_tokens": self.settings.llm_max_tokens,
         }

@@ -221,7 +221,7 @@ def test_piped_chat_falls_back_with_one_warning_and_exits_0(chat_env, llm, extra
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(extractive["answer"] + "\n\nSources:\n")
     assert result.stderr.splitlines()[1:] == [
-        f"↳ searching: {QUESTION}",
+        "↳ searching: unlearning",
         f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure){FALLBACK}",
     ]
     assert "Traceback" not in result.stderr and "error:" not in result.stderr

@@ -18,6 +18,7 @@ from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.cli import app
 from rag.config import Settings
 from rag.errors import LLMError
+from rag.query import parse
 from rag.retrieval import Source
 
 from .conftest import CANARY, QUESTION, closed_url, run_chat
@@ -90,7 +91,7 @@ def test_error_messages_and_tracebacks_of_the_backend_never_carry_the_key(llm, m
     backend = OpenAICompatibleBackend(settings)
     for on_text in (None, lambda piece: None):
         with pytest.raises(LLMError) as caught:
-            backend.generate(QUESTION, sources, on_text)
+            backend.generate(parse(QUESTION), sources, on_text)
         shown = "".join(traceback.format_exception(caught.value))
         assert_no_key(str(caught.value), repr(caught.value), shown)
     assert key_was_sent(llm)
