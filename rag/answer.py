@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
 from .query import MAX_QUESTION_CHARS, Query, clean_question, parse
-from .retrieval import Source, retrieve
+from .retrieval import Retrieval, Source, retrieve
 
 if TYPE_CHECKING:
     from .backends import Backend
@@ -124,8 +124,10 @@ def ask(
     on_text: Callable[[str], None] | None = None,
     paper_ids: list[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_retrieved: Callable[[Retrieval], None] | None = None,
 ) -> Answer:
-    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes.
+    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes;
+    `on_retrieved` hears what was found before the answer is written.
 
     A question given as text is parsed here (`year`/`venue` are flags for that parse). When an LLM backend
     fails, the answer is the extractive one and `on_warning` hears why (so does `Answer.warnings`): a person
@@ -138,6 +140,8 @@ def ask(
     backend = get_backend(backend_name or settings.backend, settings, embedder)
     fallback = get_backend("extractive", settings, embedder) if backend.name != "extractive" else None
     found = retrieve(query, store, embedder, settings, k=k, paper_ids=paper_ids)
+    if on_retrieved:
+        on_retrieved(found)
     return answer_from_sources(
         found.query, found.sources, backend, settings, on_text, found.elapsed_ms, started, fallback, on_warning
     )

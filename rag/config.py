@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def _default_store() -> Path:
+def default_store() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("rag-papers", appauthor=False)) / "store"
@@ -52,7 +52,7 @@ def _env_int(name: str, default: int, minimum: int | None = None, maximum: int |
 class Settings:
     """Everything a run needs to know; defaults work offline with no configuration."""
 
-    store: Path = field(default_factory=_default_store)
+    store: Path = field(default_factory=default_store)
     chroma_url: str | None = None
     collection: str = "papers"
 
@@ -111,7 +111,7 @@ class Settings:
         # With no backend named, an endpoint or a model is what "an LLM is configured" means.
         backend = env("RAG_BACKEND") or ("openai" if llm_base_url or env("RAG_LLM_MODEL") else "extractive")
         return cls(
-            store=Path(store).expanduser() if store else _default_store(),
+            store=Path(store).expanduser() if store else default_store(),
             chroma_url=env("RAG_CHROMA_URL") or None,
             collection=env("RAG_COLLECTION") or "papers",
             embed_backend=env("RAG_EMBED_BACKEND") or "onnx",
