@@ -102,7 +102,9 @@ def open_store(
             if ingest is not None:
                 ingest(store, papers, embedder)
             else:
-                store.ingest(papers, embedder)
+                from .ingest import ingest as write
+
+                write(store, papers, embedder)
         store.forget_collection()
     return store, embedder
 

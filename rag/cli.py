@@ -157,7 +157,9 @@ def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: boo
             rate = f"{(done - first[0]) / elapsed:5.1f} papers/s" if elapsed > 0.5 and done > first[0] else ""
             progress.update(task, completed=done, rate=rate)
 
-        return store.ingest(papers, embedder, rebuild=rebuild, on_progress=update, total=total)
+        from .ingest import ingest
+
+        return ingest(store, papers, embedder, rebuild=rebuild, on_progress=update, total=total)
 
 
 def _open_for_query(settings: Settings) -> tuple[Store, Embedder]:
