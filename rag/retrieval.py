@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .store import ChunkHit, Store
 
 # The retrieval variants `--retriever` accepts; the first is the default.
-# "hybrid" fuses scores; "hybrid-rrf" fuses ranks (kept to compare: it measured lower, see README).
+# "hybrid" fuses scores; "hybrid-rrf" fuses ranks (kept to compare: it measured lower, see docs/EVALUATION.md).
 RETRIEVERS = ("hybrid", "hybrid-rrf", "dense", "lexical")
 RRF_K = 60  # the usual reciprocal-rank-fusion constant
 # Weight of the (max-normalised) cosine against the (max-normalised) BM25 score in score fusion. Measured on

@@ -78,7 +78,7 @@ def test_connection_refused_and_a_key_in_the_url_never_show(use_llm, debug_logs)
     for args in (["ask", QUESTION, "-k", "2"], ["ask", QUESTION, "--json", "-k", "2"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0 and "warning: cannot reach the LLM endpoint at http://127.0.0.1:" in result.stderr
-        # Not the logs here: the openai SDK's own DEBUG records print request URLs as given (RELIABILITY.md).
+        # Not the logs here: the openai SDK's own DEBUG records print request URLs as given (docs/RELIABILITY.md).
         assert_no_key(result.stdout, result.stderr)
 
 
