@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
-from .query import MAX_QUESTION_CHARS, Query, clean_question, parse
+from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question, parse
 from .retrieval import Retrieval, Source, retrieve
 
 if TYPE_CHECKING:
@@ -94,9 +94,10 @@ TOPIC_COVERAGE = 0.5
 TOPIC_BAR = 0.55
 
 
-def weak_evidence(sources: list[Source], settings: Settings, query: Query | None = None) -> bool:
+def weak_evidence(sources: list[Source], settings: Settings, query: Query | str | None = None) -> bool:
     """Abstain when the best paper scores below the threshold (less the slack for an exact-term match), or,
     for a list question, when no paper names most of the topic and none is a close match."""
+    query = as_query(query) if query else None
     if not sources:
         return True
     # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
@@ -148,7 +149,7 @@ def ask(
 
 
 def answer_from_sources(
-    query: Query,
+    query: Query | str,
     sources: list[Source],
     backend: Backend,
     settings: Settings,
@@ -164,6 +165,7 @@ def answer_from_sources(
     (the eval does that: scoring extractive answers as the LLM's would make its numbers lie).
     """
     started = time.perf_counter() if started is None else started
+    query = as_query(query)
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
     if weak_evidence(sources, settings, query):

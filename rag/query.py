@@ -194,3 +194,8 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         terms=frozenset(content_words(text)),
         names=tuple(coined_names(text)),
     )
+
+
+def as_query(question: Query | str) -> Query:
+    """`question` as a `Query`: a function that takes either parses text here, once, at its entry."""
+    return parse(question) if isinstance(question, str) else question

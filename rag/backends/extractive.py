@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..query import Query, content_words
+from ..query import Query, as_query, content_words
 from .base import Generation
 
 if TYPE_CHECKING:
@@ -91,7 +91,9 @@ class ExtractiveBackend:
         self.detail_ratio = settings.detail_ratio
         self.min_score = settings.min_score
 
-    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
+    def generate(
+        self, query: Query | str, sources: list[Source], on_text: Callable[[str], None] | None = None
+    ) -> Generation:
         kept, wants_list = self.select(query, sources)
         if not kept:
             return Generation(text="", abstained=True)
@@ -117,7 +119,7 @@ class ExtractiveBackend:
             chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
         return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
 
-    def select(self, query: Query, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+    def select(self, query: Query | str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
         """The papers that answer `query`, each with its sentences best first; and whether it asks for a list.
 
         A list question keeps every paper near the top's score; a detail question only clear matches; a paper
@@ -125,6 +127,7 @@ class ExtractiveBackend:
         """
         if not sources:
             return [], False
+        query = as_query(query)
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         wants_list = query.wants_list
         ratio = self.list_ratio if wants_list else self.detail_ratio
