@@ -508,15 +508,16 @@ class Chat:
         self.note(f"warning: {self.redact(message)}")
 
     def redact(self, message: str) -> str:
-        key = self.settings.llm_api_key
-        return message.replace(key, "***") if key and len(key) >= 6 else message
+        from .llm import redact
+
+        return redact(message, self.settings.llm_api_key)
 
     def banner(self) -> None:
         backend = self.state.backend
         if backend == "openai":
-            from .backends.openai_compatible import safe_url
+            from .llm import DEFAULT_BASE_URL, safe_url
 
-            where = safe_url(self.settings.llm_base_url or "https://api.openai.com/v1")  # never user:key@
+            where = safe_url(self.settings.llm_base_url or DEFAULT_BASE_URL)  # never user:key@
             backend += f" ({self.settings.llm_model} at {where})"
         elif backend == "local":
             backend += f" ({self.settings.local_model_path or self.settings.local_model}, in-process)"
@@ -585,11 +586,11 @@ class Chat:
         return resolution
 
     def condense(self, question: str) -> str | None:
-        from .backends.openai_compatible import OpenAICompatibleBackend
+        from .llm import LLM
 
-        backend = OpenAICompatibleBackend(self.settings)
-        try:
-            reply = backend.complete(condense_messages(self.state, question, self.settings.prompts_dir), 120)
+        messages = condense_messages(self.state, question, self.settings.prompts_dir)
+        try:  # behind the endpoint's circuit breaker, as the answer is: an endpoint that just failed is not waited on
+            reply = LLM(self.settings).complete(messages, 120)
         except RagError as exc:
             self.llm_failure = str(exc)  # reported once, with the extractive answer (see `run`)
             return None

@@ -58,10 +58,9 @@ RetrieverOpt = Annotated[
 
 def _redact(message: str) -> str:
     """Belt and braces: whatever reaches the terminal never carries the API key."""
-    key = os.environ.get("OPENAI_API_KEY")
-    if key and len(key) >= 6:
-        message = message.replace(key, "***")
-    return message
+    from .llm import redact
+
+    return redact(message, os.environ.get("OPENAI_API_KEY"))
 
 
 def _fail(message: str, code: int) -> typer.Exit:

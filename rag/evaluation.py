@@ -434,9 +434,11 @@ class Judge:
     """LLM-as-judge faithfulness and correctness through the configured OpenAI-compatible endpoint."""
 
     def __init__(self, settings: Settings) -> None:
-        from .backends.openai_compatible import OpenAICompatibleBackend
+        from .llm import LLM
 
-        self.backend = OpenAICompatibleBackend(settings)
+        # Without the circuit breaker: a grade that failed is only missing, and must not open the breaker that
+        # the answers of the next questions go through (the eval does not fall back: it would stop there).
+        self.llm = LLM(settings, breakers=None)
         self.settings = settings
 
     def grade(self, q: Question, answer: str, cited: dict[str, str], gold: dict[str, str]) -> dict[str, float | None]:
@@ -454,8 +456,8 @@ class Judge:
             gold=block(gold),
             must_mention=", ".join(q.must_mention) or "(none)",
         )
-        try:  # the backend's retries and one-line errors; a failed grade is missing, not fatal
-            text = self.backend.complete([{"role": "user", "content": prompt}], 200)
+        try:  # the client's retries and one-line errors; a failed grade is missing, not fatal
+            text = self.llm.complete([{"role": "user", "content": prompt}], 200)
         except LLMError:
             return {"judge_faithfulness": None, "judge_correctness": None}
         return parse_judgement(text)
