@@ -135,8 +135,8 @@ class Breaker:
                 return True
             ago = "just now" if waited < 1 else f"{waited:.0f}s ago"
             if self.probing:
-                raise LLMError(f"{self.cause} {ago}; the endpoint is being tried again")
-            raise LLMError(f"{self.cause} {ago}; the endpoint is tried again in {math.ceil(cooldown - waited)}s")
+                raise LLMError(f"{self.cause}, {ago}; the endpoint is being tried again")
+            raise LLMError(f"{self.cause}, {ago}; the endpoint is tried again in {math.ceil(cooldown - waited)}s")
 
     def succeeded(self) -> None:
         with self._lock:

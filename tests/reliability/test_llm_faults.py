@@ -290,7 +290,7 @@ def test_piped_chat_with_a_dead_endpoint_pays_the_retries_on_the_first_question_
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings[0] == f"warning: {cause} after 3 tries{FALLBACK}"
     # Questions 2 and 3: the breaker's own line (what failed, when, when it is tried again), no request at all.
-    opened = rf"warning: {re.escape(cause)} (just now|\d+s ago); the endpoint is tried again in \d+s; {SKIPPED}"
+    opened = rf"warning: {re.escape(cause)}, (just now|\d+s ago); the endpoint is tried again in \d+s; {SKIPPED}"
     assert len(warnings) == 3 and all(re.fullmatch(opened, w) for w in warnings[1:]), warnings
     assert len(llm.requests) == (0 if dead == "closed-port" else 3)  # the first question's three tries, only
     assert result.stdout.count("\nSources:\n") == 3 and "Traceback" not in result.stderr
