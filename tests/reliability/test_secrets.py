@@ -85,7 +85,13 @@ def test_connection_refused_and_a_key_in_the_url_never_show(use_llm, debug_logs)
 @pytest.mark.parametrize("model", ["error500", "echo-key-401", "malformed-json", "stream-reset", "slow"])
 def test_error_messages_and_tracebacks_of_the_backend_never_carry_the_key(llm, model):
     settings = replace(
-        Settings(), llm_base_url=llm.url, llm_model=model, llm_api_key=CANARY, llm_timeout=1, llm_max_retries=1
+        Settings(),
+        llm_base_url=llm.url,
+        llm_model=model,
+        llm_api_key=CANARY,
+        llm_timeout=1,
+        llm_max_retries=1,
+        llm_cooldown=0,  # both calls reach the endpoint: the breaker would answer the second without a request
     )
     sources = [Source("inj-01", None, 2026, "ICLR 2026", 0.9, "s", INJECTED)]
     backend = OpenAICompatibleBackend(settings)
