@@ -1,5 +1,6 @@
 """The scale benchmark: ingest and query speed from 1k to 31.5k papers, against their floors, in one run.
 
+    pip install '.[bench]'    # llama-index's own Chroma vector store, for the naive comparison
     python evals/bench.py --corpus ../shared/corpus/iclr-2025-2026.jsonl.gz --out bench-out
 
 What it measures, on this machine, in this order (results are saved after every stage, so a partial run

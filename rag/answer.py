@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
-from .errors import InputError, LLMError
-from .retrieval import Source, retrieve
+from .errors import LLMError
+from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question, parse
+from .retrieval import Retrieval, Source, retrieve
 
 if TYPE_CHECKING:
     from .backends import Backend
@@ -17,12 +18,12 @@ if TYPE_CHECKING:
     from .embedding import Embedder
     from .store import Store
 
-MAX_QUESTION_CHARS = 4000
+__all__ = ["MAX_QUESTION_CHARS", "Answer", "ask", "clean_question"]
 
 
 @dataclass
 class Answer:
-    question: str
+    query: Query  # what the tool understood the question to ask (as applied: see Retrieval.query)
     answer: str
     citations: list[str]
     sources: list[Source]
@@ -34,9 +35,14 @@ class Answer:
     # What went wrong on the way, in one line each (e.g. the LLM failed and the answer is extractive).
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def question(self) -> str:
+        return self.query.text
+
     def to_json(self) -> dict:
         return {
             "question": self.question,
+            "query": self.query.to_json(),
             "answer": self.answer,
             "citations": self.citations,
             "sources": [s.to_json() for s in self.sources],
@@ -49,28 +55,16 @@ class Answer:
         }
 
 
-def clean_question(question: str) -> str:
-    """The question with control characters and surrounding space removed; empty is an error."""
-    text = "".join(c if c.isprintable() else " " for c in question)
-    text = " ".join(text.split())
-    if not text:
-        raise InputError("the question is empty")
-    return text[:MAX_QUESTION_CHARS]
-
-
-def abstention_text(sources: list[Source], threshold: float, filters: dict | None = None, question: str = "") -> str:
+def abstention_text(sources: list[Source], threshold: float, query: Query) -> str:
     if not sources:
-        restriction = (filters or {}).get("venue") or (filters or {}).get("year")
+        restriction = query.venue or query.year
         if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
             return f"The indexed abstracts don't answer this: the store has no paper from {restriction}."
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
     closest = max(sources, key=lambda s: s.score)
     if closest.score >= threshold:  # abstained by the topic rule (see weak_evidence)
-        from .retrieval import parse_filters, search_text
-
-        topic = search_text(parse_filters(question).text) if question else "the question's topic"
         return (
-            f"The indexed abstracts don't answer this: no paper found covers “{topic}”; the closest "
+            f"The indexed abstracts don't answer this: no paper found covers “{query.topic}”; the closest "
             f"({closest.id}, {closest.score:.2f}) shares only some of its terms."
         )
     return (
@@ -100,9 +94,10 @@ TOPIC_COVERAGE = 0.5
 TOPIC_BAR = 0.55
 
 
-def weak_evidence(sources: list[Source], settings: Settings, question: str = "") -> bool:
+def weak_evidence(sources: list[Source], settings: Settings, query: Query | str | None = None) -> bool:
     """Abstain when the best paper scores below the threshold (less the slack for an exact-term match), or,
     for a list question, when no paper names most of the topic and none is a close match."""
+    query = as_query(query) if query else None
     if not sources:
         return True
     # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
@@ -111,21 +106,15 @@ def weak_evidence(sources: list[Source], settings: Settings, question: str = "")
     if best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0):
         return True
     # min_score 0 means the user chose the papers (a chat follow-up about them): no evidence bar applies.
-    if not question or settings.min_score <= 0 or best >= TOPIC_BAR:
-        return False
-    from .backends.extractive import asks_for_list
-
-    if not asks_for_list(question):
+    if query is None or settings.min_score <= 0 or best >= TOPIC_BAR or not query.wants_list:
         return False
     from .lexical import term_coverage
-    from .retrieval import parse_filters, search_text
 
-    topic = search_text(parse_filters(question).text)
-    return term_coverage(topic, [f"{s.title or ''}. {s.abstract}" for s in sources]) <= TOPIC_COVERAGE
+    return term_coverage(query.topic, [f"{s.title or ''}. {s.abstract}" for s in sources]) <= TOPIC_COVERAGE
 
 
 def ask(
-    question: str,
+    question: Query | str,
     store: Store,
     embedder: Embedder,
     settings: Settings,
@@ -136,35 +125,31 @@ def ask(
     on_text: Callable[[str], None] | None = None,
     paper_ids: list[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_retrieved: Callable[[Retrieval], None] | None = None,
 ) -> Answer:
-    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes.
+    """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes;
+    `on_retrieved` hears what was found before the answer is written.
 
-    When an LLM backend fails, the answer is the extractive one and `on_warning` hears why (so does
-    `Answer.warnings`): a person asking a question gets an answer, not an error.
+    A question given as text is parsed here (`year`/`venue` are flags for that parse). When an LLM backend
+    fails, the answer is the extractive one and `on_warning` hears why (so does `Answer.warnings`): a person
+    asking a question gets an answer, not an error.
     """
     from .backends import get_backend
 
     started = time.perf_counter()
-    question = clean_question(question)
+    query = parse(question, year=year, venue=venue) if isinstance(question, str) else question
     backend = get_backend(backend_name or settings.backend, settings, embedder)
     fallback = get_backend("extractive", settings, embedder) if backend.name != "extractive" else None
-    found = retrieve(question, store, embedder, settings, k=k, year=year, venue=venue, paper_ids=paper_ids)
+    found = retrieve(query, store, embedder, settings, k=k, paper_ids=paper_ids)
+    if on_retrieved:
+        on_retrieved(found)
     return answer_from_sources(
-        question,
-        found.sources,
-        backend,
-        settings,
-        on_text,
-        found.elapsed_ms,
-        started,
-        fallback,
-        on_warning,
-        filters=found.filters,
+        found.query, found.sources, backend, settings, on_text, found.elapsed_ms, started, fallback, on_warning
     )
 
 
 def answer_from_sources(
-    question: str,
+    query: Query | str,
     sources: list[Source],
     backend: Backend,
     settings: Settings,
@@ -173,7 +158,6 @@ def answer_from_sources(
     started: float | None = None,
     fallback: Backend | None = None,
     on_warning: Callable[[str], None] | None = None,
-    filters: dict | None = None,
 ) -> Answer:
     """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too).
 
@@ -181,14 +165,15 @@ def answer_from_sources(
     (the eval does that: scoring extractive answers as the LLM's would make its numbers lie).
     """
     started = time.perf_counter() if started is None else started
+    query = as_query(query)
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
-    if weak_evidence(sources, settings, question):
-        text = abstention_text(sources, settings.min_score, filters, question)
+    if weak_evidence(sources, settings, query):
+        text = abstention_text(sources, settings.min_score, query)
         if on_text:
             on_text(text)
         timings["total"] = (time.perf_counter() - started) * 1000
-        return Answer(question, text, [], by_closeness(sources), True, backend.name, [], timings, None)
+        return Answer(query, text, [], by_closeness(sources), True, backend.name, [], timings, None)
 
     valid = [s.id for s in sources]
     stream = CitationStreamFilter(valid) if (on_text and backend.streams) else None
@@ -205,7 +190,7 @@ def answer_from_sources(
     warnings: list[str] = []
     already_dropped: list[str] = []
     try:
-        generation = backend.generate(question, sources, emit if stream else None)
+        generation = backend.generate(query, sources, emit if stream else None)
         used = backend
     except LLMError as exc:
         if fallback is None:
@@ -222,7 +207,7 @@ def answer_from_sources(
         warnings.append(warning)
         if on_warning:
             on_warning(warning)
-        generation = fallback.generate(question, sources, None)
+        generation = fallback.generate(query, sources, None)
         used, stream = fallback, None
     if stream:
         tail = stream.flush()
@@ -242,7 +227,7 @@ def answer_from_sources(
     citations = [] if abstained else find_citations(text)
     timings["total"] = (time.perf_counter() - started) * 1000
     return Answer(
-        question,
+        query,
         text,
         citations,
         by_closeness(sources) if abstained else sources,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .backends import BACKENDS
 from .errors import InputError, RagError
 from .prompts import load_prompt, render
-from .retrieval import search_text
+from .query import Query, asks_for_list, coined_names, parse, search_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -109,14 +109,25 @@ class Resolution:
     about_papers: bool = False
     opens_topic: bool = True  # an open search: its answer becomes the new listing and topic
 
+    def to_query(self) -> Query:
+        """The standalone question, parsed once: what retrieval and the answer use."""
+        return parse(self.query, year=self.year)
+
     def describe(self) -> str:
-        """The dimmed line that shows the user what was searched."""
-        text = f"↳ searching: {self.query}"
-        if self.paper_ids:
-            text += f" [papers: {', '.join(self.paper_ids)}]"
-        if self.year is not None:
-            text += f" [year: {self.year}]"
-        return text
+        """The dimmed line that shows the user what was understood (the `query` object of `ask --json`)."""
+        return describe_query(self.to_query(), self.paper_ids)
+
+
+def describe_query(query: Query, paper_ids: Sequence[str] = ()) -> str:
+    """ "↳ searching: unlearning · year 2025 · ICLR 2025 · papers 001-02": the parsed query, as a user reads it."""
+    parts = [f"↳ searching: {query.search}"]
+    if query.year is not None:
+        parts.append(f"year {query.year}")
+    if query.venue:
+        parts.append(query.venue)
+    if paper_ids:
+        parts.append(f"papers {', '.join(paper_ids)}")
+    return " · ".join(parts)
 
 
 # -- follow-up resolution (pure) ---------------------------------------------------------------------
@@ -167,11 +178,6 @@ _PLURAL = re.compile(
     re.I,
 )
 # "which papers study X?" starts a new search even if it says "they" or "their".
-_LIST_QUESTION = re.compile(
-    r"^\s*(?:which|what|list|any|find|show me|give me|are there|is there)\s+"
-    r"(?:(?:other|recent|more|new|the|some|iclr|(?:19|20)\d\d)\s+)*(?:papers?|works?|studies|articles|publications)\b",
-    re.I,
-)
 _CONTINUATION = re.compile(
     r"^\s*(?:and|also|but|so|then|now|ok(?:ay)?|what about|how about|same for|same|only|just|instead)\b[\s,]*", re.I
 )
@@ -180,7 +186,6 @@ _COMPARE = re.compile(
     r"|in common)\b",
     re.I,
 )
-_NAME = re.compile(r"(?<![\w\-\[])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-\]])")
 _WORD = re.compile(r"[a-z][a-z0-9\-]*")
 # Words that carry no topic of their own: question scaffolding, references, fillers.
 _FILLER = frozenset(
@@ -309,20 +314,6 @@ def mentions(words: Iterable[str], text: str) -> bool:
     return any(w in used or (w.endswith("s") and w[:-1] in used) for w in words)
 
 
-def is_list_question(question: str) -> bool:
-    return bool(_LIST_QUESTION.match(question))
-
-
-def name_candidates(question: str) -> list[str]:
-    """Words that look like a method's name ("PURGE", "DiVeQ", "SF-DiVeQ"): two capitals or more."""
-    names = []
-    for match in _NAME.finditer(question):
-        word = match.group(0)
-        if sum(c.isupper() for c in word) >= 2 and len(word) >= 3:
-            names.append(word)
-    return list(dict.fromkeys(names))
-
-
 def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), named: Sequence[str] = ()) -> Resolution:
     """The standalone query for `question` in the conversation `state`, by deterministic rules.
 
@@ -348,7 +339,7 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
             refs.append((start, state.listing[n - 1 if n > 0 else -1]))
         spans.append((start, end))
 
-    listing_question = is_list_question(text)
+    listing_question = asks_for_list(text)
     if not listing_question and (state.focus or state.listing):
         masked = _mask(text, spans)
         for match in _PLURAL.finditer(masked):
@@ -517,15 +508,16 @@ class Chat:
         self.note(f"warning: {self.redact(message)}")
 
     def redact(self, message: str) -> str:
-        key = self.settings.llm_api_key
-        return message.replace(key, "***") if key and len(key) >= 6 else message
+        from .llm import redact
+
+        return redact(message, self.settings.llm_api_key)
 
     def banner(self) -> None:
         backend = self.state.backend
         if backend == "openai":
-            from .backends.openai_compatible import safe_url
+            from .llm import DEFAULT_BASE_URL, safe_url
 
-            where = safe_url(self.settings.llm_base_url or "https://api.openai.com/v1")  # never user:key@
+            where = safe_url(self.settings.llm_base_url or DEFAULT_BASE_URL)  # never user:key@
             backend += f" ({self.settings.llm_model} at {where})"
         elif backend == "local":
             backend += f" ({self.settings.local_model_path or self.settings.local_model}, in-process)"
@@ -581,8 +573,8 @@ class Chat:
         question = clean_question(question)
         known = set(self.store.get_papers(candidate_ids(question)))
         named: list[str] = []
-        if not is_list_question(question):
-            for word in name_candidates(question):
+        if not asks_for_list(question):
+            for word in coined_names(question):
                 papers = self.store.papers_mentioning(word)
                 if len(papers) == 1:  # a name only one paper uses
                     named.append(papers[0])
@@ -594,11 +586,11 @@ class Chat:
         return resolution
 
     def condense(self, question: str) -> str | None:
-        from .backends.openai_compatible import OpenAICompatibleBackend
+        from .llm import LLM
 
-        backend = OpenAICompatibleBackend(self.settings)
-        try:
-            reply = backend.complete(condense_messages(self.state, question, self.settings.prompts_dir), 120)
+        messages = condense_messages(self.state, question, self.settings.prompts_dir)
+        try:  # behind the endpoint's circuit breaker, as the answer is: an endpoint that just failed is not waited on
+            reply = LLM(self.settings).complete(messages, 120)
         except RagError as exc:
             self.llm_failure = str(exc)  # reported once, with the extractive answer (see `run`)
             return None
@@ -634,13 +626,12 @@ class Chat:
             result = self.side_by_side(resolution, settings, on_text)
         else:
             result = ask(
-                resolution.query,
+                resolution.to_query(),
                 self.store,
                 self.embedder,
                 settings,
                 backend,
                 k=k,
-                year=resolution.year,
                 on_text=on_text,
                 paper_ids=paper_ids,
                 on_warning=self.warn,
@@ -686,7 +677,9 @@ class Chat:
             on_text(text)
         sources = [part.sources[0] for part in parts if part.sources]
         timings = {key: sum(p.timings_ms.get(key, 0.0) for p in parts) for key in ("retrieve", "generate", "total")}
-        return Answer(resolution.query, text, find_citations(text), sources, False, "extractive", [], timings, None)
+        return Answer(
+            resolution.to_query(), text, find_citations(text), sources, False, "extractive", [], timings, None
+        )
 
     # -- slash commands --------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import typer
 
 from . import __version__
 from .config import Settings
-from .errors import InputError, RagError, StoreError
+from .errors import InputError, RagError
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -58,10 +58,9 @@ RetrieverOpt = Annotated[
 
 def _redact(message: str) -> str:
     """Belt and braces: whatever reaches the terminal never carries the API key."""
-    key = os.environ.get("OPENAI_API_KEY")
-    if key and len(key) >= 6:
-        message = message.replace(key, "***")
-    return message
+    from .llm import redact
+
+    return redact(message, os.environ.get("OPENAI_API_KEY"))
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -121,10 +120,6 @@ def _settings(store: Path | None, chroma_url: str | None, **overrides) -> Settin
     return replace(settings, **overrides)
 
 
-def _uses_default_store(store: Path | None, settings: Settings) -> bool:
-    return store is None and not os.environ.get("RAG_STORE") and not settings.chroma_url
-
-
 def _stderr_console():
     from rich.console import Console
 
@@ -161,44 +156,19 @@ def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: boo
             rate = f"{(done - first[0]) / elapsed:5.1f} papers/s" if elapsed > 0.5 and done > first[0] else ""
             progress.update(task, completed=done, rate=rate)
 
-        return store.ingest(papers, embedder, rebuild=rebuild, on_progress=update, total=total)
+        from .ingest import ingest
+
+        return ingest(store, papers, embedder, rebuild=rebuild, on_progress=update, total=total)
 
 
-def _open_for_query(settings: Settings, auto_seed: bool) -> tuple[Store, Embedder]:
-    """The store and embedder; an empty default store is first filled with the bundled seeds."""
-    from .embedding import get_embedder
-    from .store import Store
+def _open_for_query(settings: Settings) -> tuple[Store, Embedder]:
+    """The store and embedder (`rag.api.open_store`), with the first run's seeding shown as progress."""
+    from .api import is_default_store, open_store
 
-    # Opening a Chroma store creates it: a mistyped --store must not leave an empty database behind.
-    if not auto_seed and not settings.chroma_url and not (settings.store / "chroma.sqlite3").is_file():
-        raise StoreError(f"no store at {settings.store_label}: {_how_to_fill()}")
-    store = Store(settings)
-    embedder = get_embedder(settings)
-    if store.collection(embedder) is None or store.collection().count() == 0:
-        if not auto_seed:
-            raise StoreError(f"the store at {settings.store_label} is empty: {_how_to_fill()}")
-        from .corpus import bundled_seeds_dir, load_papers
-        from .store import ingest_lock
+    def note(text: str) -> None:
+        _stderr_console().print(text, markup=False)
 
-        papers = load_papers([bundled_seeds_dir()])
-        _stderr_console().print(
-            f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}", markup=False
-        )
-        with ingest_lock(settings):
-            _ingest_with_progress(store, papers, embedder)
-        store.forget_collection()
-    return store, embedder
-
-
-def _how_to_fill() -> str:
-    """How to put papers in a store, naming the bundled seeds (an installed wheel has no seeds/ to point at)."""
-    from .corpus import bundled_seeds_dir
-
-    try:
-        seeds = f" (the bundled seed abstracts: `rag ingest {bundled_seeds_dir()}`)"
-    except InputError:
-        seeds = ""
-    return f"add papers with `rag ingest FILE...`{seeds}"
+    return open_store(settings, is_default_store(settings), ingest=_ingest_with_progress, on_note=note)
 
 
 def _source_line(source: Source) -> str:
@@ -287,18 +257,19 @@ def ask_command(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Answer a question from the abstracts, citing paper ids."""
-    from .answer import ask, clean_question
+    from .answer import ask
+    from .query import parse
 
     settings = _settings(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
     )
-    text = clean_question(" ".join(question))
+    query = parse(" ".join(question), year=year, venue=venue)
     backend_name = settings.backend
     _check_backend(backend_name)
-    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
+    store_, embedder = _open_for_query(settings)
 
     if as_json:
-        result = ask(text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_warning=_warn)
+        result = ask(query, store_, embedder, settings, backend_name, k=k, on_warning=_warn)
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
 
@@ -306,9 +277,7 @@ def ask_command(
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = ask(
-        text, store_, embedder, settings, backend_name, k=k, year=year, venue=venue, on_text=show, on_warning=_warn
-    )
+    result = ask(query, store_, embedder, settings, backend_name, k=k, on_text=show, on_warning=_warn)
     sys.stdout.write("\n")
     _print_answer_footer(result)
 
@@ -344,15 +313,15 @@ def search(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """List the papers that best match a query, with scores."""
-    from .answer import clean_question
+    from .query import parse
     from .retrieval import retrieve
 
     settings = _settings(store, chroma_url, retriever=retriever)
-    text = clean_question(" ".join(query))
-    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
-    found = retrieve(text, store_, embedder, settings, k=k, year=year, venue=venue)
+    parsed = parse(" ".join(query), year=year, venue=venue)
+    store_, embedder = _open_for_query(settings)
+    found = retrieve(parsed, store_, embedder, settings, k=k)
     if as_json:
-        payload = {"query": text, "results": [s.to_json() for s in found.sources]}
+        payload = {"query": parsed.text, "results": [s.to_json() for s in found.sources]}
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     console = _stdout_console()
@@ -380,7 +349,7 @@ def show(
 ) -> None:
     """Print one paper's full abstract."""
     settings = _settings(store, chroma_url)
-    store_, _ = _open_for_query(settings, _uses_default_store(store, settings))
+    store_, _ = _open_for_query(settings)
     paper = store_.get_paper(paper_id.strip().strip("[]"))
     if as_json:
         payload = {
@@ -447,7 +416,7 @@ def eval_command(
         if not questions:
             raise InputError(f"no questions of type {', '.join(qtype)}")
     _check_backend(settings.backend)
-    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
+    store_, embedder = _open_for_query(settings)
     k_value = k or settings.k
     # The judge needs an OpenAI-compatible endpoint; the local model is too weak to grade answers.
     use_judge = settings.backend == "openai" if judge is None else judge
@@ -543,7 +512,7 @@ def chat(
 
     settings = _settings(store, chroma_url, backend=backend)
     _check_backend(settings.backend)
-    store_, embedder = _open_for_query(settings, _uses_default_store(store, settings))
+    store_, embedder = _open_for_query(settings)
     # The CLI's printing helpers are handed in: chat sits below the CLI and must not import it.
     code = run_chat(
         store_,

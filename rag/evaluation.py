@@ -239,7 +239,8 @@ def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
 
 def groundedness(answer: str, abstracts: dict[str, str], embedder: Embedder) -> float | None:
     """Share of answer sentences supported by an abstract they cite (embedding or lexical support)."""
-    from .backends.extractive import content_words, split_sentences
+    from .backends.extractive import split_sentences
+    from .query import content_words
 
     claims = answer_claims(answer)
     if not claims:
@@ -380,19 +381,19 @@ def run_eval(
     on_progress: Callable[[int], None] | None = None,
 ) -> Run:
     """Answer every question with the real pipeline and score it."""
-    from .answer import answer_from_sources, clean_question
+    from .answer import answer_from_sources
     from .backends import get_backend
+    from .query import parse
     from .retrieval import retrieve
 
     backend = get_backend(backend_name, settings, embedder)
     run = Run(retriever=retriever, backend=backend.name, k=k)
     for done, q in enumerate(questions, start=1):
         started = time.perf_counter()
-        text = clean_question(q.question)
-        found = retrieve(text, store, embedder, settings, k=max(k, RETRIEVAL_DEPTH), mode=retriever)
+        found = retrieve(parse(q.question), store, embedder, settings, k=max(k, RETRIEVAL_DEPTH), mode=retriever)
         retrieved = [s.id for s in found.sources]
         sources = found.sources[:k]
-        answer = answer_from_sources(text, sources, backend, settings, None, found.elapsed_ms, started)
+        answer = answer_from_sources(found.query, sources, backend, settings, None, found.elapsed_ms, started)
         abstracts = {s.id: s.abstract for s in sources}
         metrics = score_question(
             q,
@@ -433,9 +434,11 @@ class Judge:
     """LLM-as-judge faithfulness and correctness through the configured OpenAI-compatible endpoint."""
 
     def __init__(self, settings: Settings) -> None:
-        from .backends.openai_compatible import OpenAICompatibleBackend
+        from .llm import LLM
 
-        self.backend = OpenAICompatibleBackend(settings)
+        # Without the circuit breaker: a grade that failed is only missing, and must not open the breaker that
+        # the answers of the next questions go through (the eval does not fall back: it would stop there).
+        self.llm = LLM(settings, breakers=None)
         self.settings = settings
 
     def grade(self, q: Question, answer: str, cited: dict[str, str], gold: dict[str, str]) -> dict[str, float | None]:
@@ -453,8 +456,8 @@ class Judge:
             gold=block(gold),
             must_mention=", ".join(q.must_mention) or "(none)",
         )
-        try:  # the backend's retries and one-line errors; a failed grade is missing, not fatal
-            text = self.backend.complete([{"role": "user", "content": prompt}], 200)
+        try:  # the client's retries and one-line errors; a failed grade is missing, not fatal
+            text = self.llm.complete([{"role": "user", "content": prompt}], 200)
         except LLMError:
             return {"judge_faithfulness": None, "judge_correctness": None}
         return parse_judgement(text)

@@ -2,82 +2,19 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .corpus import first_words
 from .errors import InputError
+from .query import Query, parse
 
 if TYPE_CHECKING:
     from .config import Settings
     from .embedding import Embedder
     from .lexical import LexicalHit, LexicalIndex
     from .store import ChunkHit, Store
-
-# "which papers study X?" → "X": the scaffolding carries no topic and drags every question's vector
-# towards the same generic "papers study" direction. Verbs may come in pairs ("propose or analyze").
-_VERB = (
-    r"(?:study|studies|studying|address|addresses|addressing|investigate|investigates|tackle|tackles|"
-    r"explore|explores|consider|considers|focus on|focuses on|look at|deal with|deals with|are about|"
-    r"is about|about|on|propose|proposes|use|uses|using|with|for|in|analy[sz]e|analy[sz]es|work with|"
-    r"works with|involve|involves|introduce|introduces|present|presents|apply|applies|develop|develops)"
-)
-_SCAFFOLD = re.compile(
-    r"^\s*(?:(?:which|what|are there|is there|any|list|find|show me|give me)\s+)?"
-    r"(?:the\s+|recent\s+|other\s+)*(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
-    r"(?:papers?|works?|studies|articles|publications)\s+"
-    r"(?:(?:that|which|do|does)\s+)?"
-    rf"(?:{_VERB}(?:\s+(?:or|and)\s+{_VERB})*\b)?\s*",
-    re.I,
-)
-
-
-def search_text(question: str) -> str:
-    """The part of a question worth embedding: scaffolding such as "which papers study" removed."""
-    stripped = _SCAFFOLD.sub("", question, count=1).strip(" ?.!")
-    return stripped if len(stripped) >= 3 else question
-
-
-_VENUES = {"iclr": "ICLR", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL", "emnlp": "EMNLP"}
-_YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"  # not "2025-bench", "2025b", "2025.5"
-# Phrases that restrict by year: "ICLR 2025 papers", "in 2026", "from 2025", "2025 papers". A year glued
-# to a name ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter.
-_VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(_VENUES)})\s*'?{_YEAR}", re.I)
-_YEAR_PHRASE = re.compile(
-    rf"(?<![\w\-.])(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+(?:the\s+)?"
-    rf"(?:year\s+)?{_YEAR}|(?<![\w\-.]){_YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class QueryFilters:
-    """A question with its restrictions taken out: what to search for, and where."""
-
-    text: str
-    year: int | None = None
-    venue: str | None = None
-
-
-def parse_filters(question: str) -> QueryFilters:
-    """Year and venue restrictions written in the question itself, removed from the search text."""
-    year: int | None = None
-    venue: str | None = None
-    text = question
-    match = _VENUE_YEAR.search(text)
-    if match:
-        year = int(match.group(2))
-        venue = f"{_VENUES[match.group(1).lower()]} {year}"
-        text = text[: match.start()] + text[match.end() :]
-    else:
-        match = _YEAR_PHRASE.search(text)
-        if match:
-            year = int(match.group(1) or match.group(2))
-            text = text[: match.start()] + text[match.end() :]
-    return QueryFilters(" ".join(text.split()), year, venue)
-
 
 # The retrieval variants `--retriever` accepts; the first is the default.
 # "hybrid" fuses scores; "hybrid-rrf" fuses ranks (kept to compare: it measured lower, see docs/EVALUATION.md).
@@ -124,10 +61,14 @@ class Source:
 
 @dataclass
 class Retrieval:
-    query: str
+    query: Query  # as applied: a venue the store does not use is dropped
     sources: list[Source]
     elapsed_ms: float
-    filters: dict = field(default_factory=dict)  # the year/venue restrictions applied
+
+    @property
+    def filters(self) -> dict:
+        """The year/venue restrictions applied."""
+        return {name: value for name, value in (("year", self.query.year), ("venue", self.query.venue)) if value}
 
 
 def build_where(year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None) -> dict | None:
@@ -145,7 +86,7 @@ def build_where(year: int | None = None, venue: str | None = None, paper_ids: li
 
 
 def retrieve(
-    query: str,
+    query: Query | str,
     store: Store,
     embedder: Embedder,
     settings: Settings,
@@ -157,22 +98,35 @@ def retrieve(
 ) -> Retrieval:
     """Top-k papers for `query`, each once with its best chunk; `mode` picks the retriever (see RETRIEVERS).
 
-    `paper_ids` restricts the search to those papers (a follow-up about papers already on screen).
-    Every source's `score` is the cosine similarity of its best chunk, whatever ranked it, so scores mean
-    the same thing in every mode and the abstention threshold applies to all.
+    A question given as text is parsed here (`year`/`venue` are flags for that parse). `paper_ids` restricts
+    the search to those papers (a follow-up about papers already on screen). Every source's `score` is the
+    cosine similarity of its best chunk, whatever ranked it, so scores mean the same thing in every mode and
+    the abstention threshold applies to all.
     """
+    if isinstance(query, str):
+        query = parse(query, year=year, venue=venue)
+    elif year is not None or venue is not None:
+        raise ValueError("year/venue are given with the Query, not beside it")
     with store.reading():
-        return _retrieve(query, store, embedder, settings, k, year, venue, paper_ids, mode)
+        return _retrieve(query, store, embedder, settings, k, paper_ids, mode)
+
+
+def _known_venue(venue: str, store: Store, mode: str) -> bool:
+    """Whether the store uses the venue name `venue`. The lexical index knows every chunk's venue in memory;
+    asking Chroma takes 116 ms at 91k chunks (a metadata scan), so dense mode alone asks Chroma."""
+    if mode == "dense":
+        return store.has_venue(venue)
+    from .lexical import get_index
+
+    return get_index(store).has_venue(venue)
 
 
 def _retrieve(
-    query: str,
+    query: Query,
     store: Store,
     embedder: Embedder,
     settings: Settings,
     k: int | None,
-    year: int | None,
-    venue: str | None,
     paper_ids: list[str] | None,
     mode: str | None,
 ) -> Retrieval:
@@ -181,20 +135,12 @@ def _retrieve(
     mode = mode or settings.retriever
     if mode not in RETRIEVERS:
         raise InputError(f"unknown retriever {mode!r} (choose from: {', '.join(RETRIEVERS)})")
-    filters = parse_filters(query)
-    text = search_text(filters.text)
-    year = filters.year if year is None else year
-    # A venue named in the question filters only if the store uses that exact name ("ICLR 2025"). The lexical
-    # index knows every chunk's venue in memory; asking Chroma takes 116 ms at 91k chunks (a metadata scan).
-    if venue is None and filters.venue:
-        if mode == "dense":
-            known = store.has_venue(filters.venue)
-        else:
-            from .lexical import get_index
-
-            known = get_index(store).has_venue(filters.venue)
-        if known:
-            venue = filters.venue
+    text, year, venue = query.search, query.year, query.venue
+    # A venue written in the question filters only if the store uses that name ("ICLR 2025"); one given as a
+    # flag always does, so a typo there finds nothing and says so.
+    if venue and query.venue_in_text and not _known_venue(venue, store, mode):
+        venue = None
+        query = replace(query, venue=None)
     depth = k * CHUNKS_PER_PAPER
     vector = embedder.embed([text])[0]
 
@@ -245,8 +191,7 @@ def _retrieve(
         from .lexical import term_coverage
 
         sources[0].term_coverage = term_coverage(text, [f"{sources[0].title or ''}. {sources[0].abstract}"])
-    applied = {name: value for name, value in (("year", year), ("venue", venue)) if value is not None}
-    return Retrieval(query, sources, (time.perf_counter() - started) * 1000, applied)
+    return Retrieval(query, sources, (time.perf_counter() - started) * 1000)
 
 
 def _lexical_is_evidence(index: LexicalIndex, text: str, top: list[LexicalHit]) -> bool:

@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -386,13 +385,10 @@ class Store:
         return writer.submit(self._write, window, chunks, vectors, report)
 
     def _finish_ingest(self) -> None:
-        """Record the paper count, move to a new generation, and rebuild the lexical index for it."""
-        from . import lexical
-
+        """Record the paper count and move to a new generation (derived indexes see they are stale)."""
         collection = self.collection()
         papers = len(collection.get(where={"chunk": 0}, include=[])["ids"])
         self._bump_generation(papers=papers)
-        lexical.refresh(self)
 
     def _write(
         self, window: list[tuple[Paper, int, list[Chunk]]], chunks: list[Chunk], vectors, report: IngestReport
@@ -434,8 +430,6 @@ class Store:
         and a state `recover_rebuild` finishes: (1) the new collection is marked complete; (2) the old one is
         renamed aside; (3) the new one takes the final name; (4) the old one is deleted.
         """
-        from . import lexical
-
         temp_name, aside_name = self._swap_names()
         temp = Store(replace(self.settings, collection=temp_name), client=self.client, fallback=False)
         report = temp._ingest(papers, embedder, on_progress, total)
@@ -451,16 +445,12 @@ class Store:
         except Exception as exc:
             raise StoreError(_explain(exc, self.settings.store_label)) from None
         self._collection = None
-        lexical.refresh(self)
-        shutil.rmtree(lexical.index_dir(temp), ignore_errors=True)
         return report
 
     def recover_rebuild(self) -> None:
         """Settle a rebuild that was cut short: a complete new collection is swapped in (the steps of `_rebuild`
         that did not run), an unfinished one deleted (the old one stands). Only under the writer lock."""
         from chromadb.errors import NotFoundError as ChromaNotFound
-
-        from . import lexical
 
         if not self._fallback:
             return
@@ -489,8 +479,6 @@ class Store:
         except Exception as exc:
             raise StoreError(_explain(exc, self.settings.store_label)) from None
         self._collection = None
-        temp_dir = lexical.index_dir(Store(replace(self.settings, collection=temp_name), client=self.client))
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
     # -- reading -----------------------------------------------------------------------------------
 

@@ -46,10 +46,16 @@ def session_env(tmp_path_factory) -> Iterator[Path]:
 
 @pytest.fixture(autouse=True)
 def isolated_env(session_env, tmp_path_factory, monkeypatch):
-    """No test sees the user's configuration or store, nor another test's: a fresh home for each."""
+    """No test sees the user's configuration or store, nor another test's: a fresh home for each, and no
+    endpoint another test left marked as failing (the circuit breakers are process-wide, and a scripted
+    server's port can come round again within a cooldown)."""
+    from rag.llm import BREAKERS
+
     _isolate(monkeypatch, tmp_path_factory.mktemp("home"))
     monkeypatch.setenv("RAG_MODEL_DIR", str(session_env))
+    BREAKERS.clear()
     yield
+    BREAKERS.clear()
 
 
 @pytest.fixture(scope="session")

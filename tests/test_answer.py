@@ -13,7 +13,8 @@ from rag.citations import find_citations
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.errors import InputError
-from rag.retrieval import Source, retrieve, search_text
+from rag.query import search_text
+from rag.retrieval import Source, retrieve
 
 UNLEARNING = {"001-02", "001-15", "001-18"}  # every seed abstract about machine unlearning
 

@@ -26,11 +26,11 @@ from rag.chat import (
     candidate_ids,
     condense_messages,
     content_words,
-    name_candidates,
     parse_condensed,
     remember,
     resolve,
 )
+from rag.query import coined_names, parse
 from rag.retrieval import Source
 
 from .llm_server import ScriptedLLM
@@ -61,13 +61,13 @@ def answer(question: str, cited: list[str], sources: list[str] | None = None) ->
         Source(pid, None, 2026, "ICLR 2026", 0.5, f"snippet {pid}", f"Abstract of {pid}.") for pid in sources or cited
     ]
     text = "\n".join(f"- sentence [{pid}]" for pid in cited)
-    return Answer(question, text, cited, found, not cited, "extractive")
+    return Answer(parse(question), text, cited, found, not cited, "extractive")
 
 
 def test_an_ordinal_picks_that_paper_of_the_list_and_keeps_the_topic():
     resolution = resolve("tell me more about the second one", state_after_list())
     assert resolution == Resolution("unlearning", ("001-18",), None, about_papers=True, opens_topic=False)
-    assert resolution.describe() == "↳ searching: unlearning [papers: 001-18]"
+    assert resolution.describe() == "↳ searching: unlearning · papers 001-18"
 
 
 @pytest.mark.parametrize(
@@ -147,7 +147,7 @@ def test_a_new_question_uses_the_sticky_year_and_pronouns_mean_nothing_before_a_
 def test_a_named_paper_is_searched_first():
     resolution = resolve("what does PURGE reach on RWKU?", ChatState(k=5, backend="extractive"), named=["001-02"])
     assert resolution.paper_ids == ("001-02",) and resolution.query == "what does PURGE reach on RWKU?"
-    assert name_candidates("does SF-DiVeQ beat DiVeQ on ImageNet or the GAN?") == [
+    assert coined_names("does SF-DiVeQ beat DiVeQ on ImageNet or the GAN?") == [
         "SF-DiVeQ",
         "DiVeQ",
         "ImageNet",
@@ -306,27 +306,27 @@ def test_a_conversation_in_the_terminal(chat_env, seed_store_dir, seed_papers, t
     assert "backend extractive" in term.banner
 
     broad = term.send("which papers study unlearning?")
-    assert "↳ searching: which papers study unlearning?" in broad and "3 papers match:" in broad
+    assert "↳ searching: unlearning\n" in broad and "3 papers match:" in broad
     listed = cited(broad)
     assert listed == UNLEARNING_LISTED
     assert [line.split("  ")[0] for line in source_lines(broad)] == [f"[{pid}] 2026" for pid in UNLEARNING_LISTED]
 
     first = term.send("tell me more about the first one")
-    assert f"↳ searching: unlearning [papers: {listed[0]}]" in first
+    assert f"↳ searching: unlearning · papers {listed[0]}" in first
     assert cited(first) == [listed[0]] and "PURGE" in first  # 001-02's method
     assert [line.split()[0] for line in source_lines(first)] == [f"[{listed[0]}]"]
 
     it = term.send("is it tested on RWKU?")
-    assert "↳ searching: is this paper tested on RWKU? [papers: 001-02]" in it
+    assert "↳ searching: is this paper tested on RWKU · papers 001-02" in it
     assert cited(it) == ["001-02"] and "11% unlearning effectiveness" in it
 
     by_id = term.send("what about 001-18?")
-    assert "[papers: 001-18]" in by_id and cited(by_id) == ["001-18"] and "Sharp MinMax" in by_id
+    assert "· papers 001-18" in by_id and cited(by_id) == ["001-18"] and "Sharp MinMax" in by_id
 
     clustering = term.send("which papers study clustering?")
     assert {"004-05", "000-16"} <= set(cited(clustering))  # 2025 and 2026 papers
     narrowed = term.send("and in 2025?")
-    assert "↳ searching: which papers study clustering? [year: 2025]" in narrowed
+    assert "↳ searching: clustering · year 2025" in narrowed
     assert cited(narrowed) and all(pid.startswith("004-") for pid in cited(narrowed))
     assert all(line.split()[1] == "2025" for line in source_lines(narrowed))
 
@@ -389,7 +389,7 @@ def test_with_an_llm_follow_ups_are_condensed_and_restricted_to_the_papers_meant
     condense = next(r for r in llm.requests if "<latest>" in r["messages"][0]["content"])
     assert "which papers study unlearning?" in condense["messages"][0]["content"]
     assert f"2. [{runner_up}]" in condense["messages"][0]["content"] and not condense.get("stream")
-    assert f"↳ searching: tell me more about the second one (standalone) [papers: {runner_up}]" in follow
+    assert f"↳ searching: tell me more about the second one (standalone) · papers {runner_up}" in follow
     assert llm.source_ids(llm.requests[-1]) == [runner_up]  # the answer saw only that paper
     assert cited(follow) == [runner_up]
     assert term.exit_with_ctrl_d() == 0
@@ -424,7 +424,7 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     payload = json.loads(result.stdout.splitlines()[-1])  # /json: one object per line
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
     assert payload["resolved"] == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}
-    assert "↳ searching: unlearning [papers: 001-18]" in result.stderr
+    assert "↳ searching: unlearning · papers 001-18" in result.stderr
 
 
 # -- slash commands, piped ---------------------------------------------------------------------------
@@ -452,9 +452,9 @@ def test_year_command_restricts_new_questions_until_turned_off(chat_env):
     assert result.stderr.splitlines()[1:] == [
         "year filter 2025: new questions search only 2025 papers",
         "/year takes a year or off, e.g. /year 2025",  # and the filter stays as it was
-        f"↳ searching: {question} [year: 2025]",
+        "↳ searching: clustering · year 2025",
         "year filter off: new questions search every year",
-        f"↳ searching: {question}",
+        "↳ searching: clustering",
     ]
     (restricted, restricted_years), (open_, open_years) = answers(result.stdout)
     assert cited(restricted) and restricted_years and set(restricted_years) == {"2025"}
@@ -513,7 +513,7 @@ def test_reset_forgets_the_conversation_but_keeps_the_settings(chat_env):
         "conversation forgotten (k, year filter and backend kept)",
         "error: there is no list to count in yet: ask a question first",
     ]
-    assert "↳ searching: unlearning [papers: 001-18]" in result.stderr  # before /reset it did resolve
+    assert "↳ searching: unlearning · papers 001-18" in result.stderr  # before /reset it did resolve
     listed, drilled, fresh = answers(result.stdout)
     assert cited(listed[0]) == UNLEARNING_LISTED[:2] and cited(drilled[0]) == ["001-18"]
     assert len(fresh[1]) == 2  # k = 2 outlived the reset (5 papers on clustering otherwise)

@@ -48,6 +48,7 @@ def test_ask_json_has_the_documented_shape(use_seed_store):
     payload = json.loads(result.stdout)
     assert set(payload) == {
         "question",
+        "query",
         "answer",
         "citations",
         "sources",
@@ -64,6 +65,33 @@ def test_ask_json_has_the_documented_shape(use_seed_store):
     assert set(payload["citations"]) <= {s["id"] for s in payload["sources"]}
     assert set(payload["timings_ms"]) == {"retrieve", "generate", "total"}
     assert all(f"[{c}]" in payload["answer"] for c in payload["citations"])
+
+
+def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
+    def understood(question: str) -> dict:
+        result = runner.invoke(app, ["ask", question, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    payload = understood("which ICLR 2025 papers study clustering?")
+    assert payload["query"] == {"search": "clustering", "year": 2025, "venue": "ICLR 2025", "list": True}
+    assert payload["sources"] and all(s["venue"] == "ICLR 2025" for s in payload["sources"])
+    assert understood("which paper studies unlearning?")["query"]["list"] is False  # "studies" is the verb
+    # A venue the store does not use is not applied (nor shown as understood); the year still is.
+    assert understood("which NeurIPS 2025 papers study clustering?")["query"] == {
+        "search": "clustering",
+        "year": 2025,
+        "venue": None,
+        "list": True,
+    }
+
+
+def test_a_venue_flag_in_any_case_finds_the_stored_venue(use_seed_store):
+    for venue in ("iclr 2025", "ICLR 2025", "Iclr'2025"):
+        result = runner.invoke(app, ["search", "clustering", "--venue", venue, "--json"])
+        assert result.exit_code == 0, result.output
+        results = json.loads(result.stdout)["results"]
+        assert results and all(r["venue"] == "ICLR 2025" for r in results), venue
 
 
 def test_search_json_shape_and_year_flag(use_seed_store):

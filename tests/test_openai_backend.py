@@ -11,12 +11,21 @@ from typer.testing import CliRunner
 from rag.answer import ask
 from rag.cli import app
 from rag.config import Settings
+from rag.llm import BREAKERS
 
 from .llm_server import ScriptedLLM
 
 runner = CliRunner()
 KEY = "sk-test-DO-NOT-LEAK-4242"
 QUESTION = "which papers study unlearning?"
+
+
+@pytest.fixture(autouse=True)
+def closed_breakers():
+    """Each test starts with every endpoint's circuit breaker closed (they are process-wide)."""
+    BREAKERS.clear()
+    yield
+    BREAKERS.clear()
 
 
 @pytest.fixture()

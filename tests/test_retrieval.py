@@ -11,8 +11,10 @@ from rag.answer import ask
 from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
+from rag.ingest import ingest
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
-from rag.retrieval import parse_filters, reciprocal_rank_fusion, retrieve, score_fusion
+from rag.query import parse_filters
+from rag.retrieval import reciprocal_rank_fusion, retrieve, score_fusion
 from rag.store import Store
 
 
@@ -120,12 +122,12 @@ def papers(b_abstract: str) -> list[Paper]:
 
 def test_lexical_index_stays_in_step_with_reingest_of_a_changed_paper(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers("Sparse attention kernels for long sequences."), embedder)
+    ingest(Store(settings), papers("Sparse attention kernels for long sequences."), embedder)
     store = Store(settings)
     first = get_index(store)
     assert [h.paper_id for h in first.search("sparse attention kernels", 5)] == ["b"]
 
-    Store(settings).ingest(papers("Tokenizer-free byte-level language models."), embedder)
+    ingest(Store(settings), papers("Tokenizer-free byte-level language models."), embedder)
     store = Store(settings)
     index = get_index(store)
     assert index.generation == store.generation() != first.generation
@@ -133,6 +135,20 @@ def test_lexical_index_stays_in_step_with_reingest_of_a_changed_paper(settings):
     assert [h.paper_id for h in index.search("byte-level tokenizer-free", 5)] == ["b"]
     assert sorted(index.chunk_ids) == sorted(store.collection().get(include=[])["ids"])  # no stale chunks
     # what is on disk is the new index too: a fresh process loads it without rebuilding
+    assert LexicalIndex.load(index_dir(store)).generation == store.generation()
+
+
+def test_a_store_written_without_the_index_gets_one_at_its_first_question(settings):
+    """`Store.ingest` alone leaves the BM25 index stale (rag.ingest refreshes it): the first search builds it."""
+    from rag import lexical
+
+    embedder = get_embedder(settings)
+    ingest(Store(settings), papers("Sparse attention kernels."), embedder)
+    Store(settings).ingest(papers("Tokenizer-free byte-level language models."), embedder)
+    lexical._loaded.clear()
+    store = Store(settings)
+    assert LexicalIndex.load(index_dir(store)).generation != store.generation()  # on disk: the old contents
+    assert [h.paper_id for h in get_index(store).search("byte-level tokenizer-free", 5)] == ["b"]
     assert LexicalIndex.load(index_dir(store)).generation == store.generation()
 
 
@@ -149,7 +165,7 @@ def test_a_missing_or_stale_index_on_disk_is_rebuilt_from_the_store(settings):
 
     from rag import lexical
 
-    Store(settings).ingest(papers("Sparse attention kernels."), get_embedder(settings))
+    ingest(Store(settings), papers("Sparse attention kernels."), get_embedder(settings))
     store = Store(settings)
     shutil.rmtree(index_dir(store))
     lexical._loaded.clear()

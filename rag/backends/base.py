@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..query import Query
     from ..retrieval import Source
 
 
@@ -23,8 +24,6 @@ class Backend(Protocol):
     name: str
     streams: bool
 
-    def generate(
-        self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
-    ) -> Generation:
-        """Answer `question` from `sources`; a streaming backend also calls `on_text` with each piece."""
+    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
+        """Answer `query` from `sources`; a streaming backend also calls `on_text` with each piece."""
         ...

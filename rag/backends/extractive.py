@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..retrieval import search_text
+from ..query import Query, as_query, content_words
 from .base import Generation
 
 if TYPE_CHECKING:
@@ -19,24 +19,6 @@ if TYPE_CHECKING:
     from ..retrieval import Source
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$\\(\"'“])")
-_WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
-# Words that say nothing about which sentence answers: question scaffolding and paper boilerplate.
-_STOPWORDS = frozenset(
-    """
-    a about above after all also an and any are as at be been being both but by can could did do
-    does doing for from had has have how i if in into is it its of on or our over paper papers
-    propose proposes proposed report reported reports show shows so some study studies studied such
-    than that the their them then there these they this those to under up use used uses using via
-    was we were what when where which while who why will with work works would you address addresses
-    approach approaches method methods model models
-    """.split()
-)
-# "which papers ...", "list papers on ...", "papers on ..." ask for a list: one sentence per paper. The plural
-# matters: "which datasets does the X paper use?" is a question about one paper.
-_LIST_QUESTION = re.compile(
-    r"\b(which|what|list|any|find|show)\b.*\b(papers|works|methods|approaches|studies)\b|^\s*(papers|works)\b",
-    re.I,
-)
 # "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
 # and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
 # ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
@@ -57,17 +39,8 @@ SENTENCE_EVIDENCE = 0.65
 Scored = tuple[float, int, str]
 
 
-def asks_for_list(question: str) -> bool:
-    """ "which papers …", "papers on …": the answer is a list of papers."""
-    return bool(_LIST_QUESTION.search(question))
-
-
 def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
 # "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
@@ -119,9 +92,9 @@ class ExtractiveBackend:
         self.min_score = settings.min_score
 
     def generate(
-        self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
+        self, query: Query | str, sources: list[Source], on_text: Callable[[str], None] | None = None
     ) -> Generation:
-        kept, wants_list = self.select(question, sources)
+        kept, wants_list = self.select(query, sources)
         if not kept:
             return Generation(text="", abstained=True)
         lines = [
@@ -146,25 +119,26 @@ class ExtractiveBackend:
             chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
         return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
 
-    def select(self, question: str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
-        """The papers that answer `question`, each with its sentences best first; and whether it asks for a list.
+    def select(self, query: Query | str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+        """The papers that answer `query`, each with its sentences best first; and whether it asks for a list.
 
         A list question keeps every paper near the top's score; a detail question only clear matches; a paper
         other than the top one also needs a sentence that speaks to the question.
         """
         if not sources:
             return [], False
+        query = as_query(query)
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
-        wants_list = asks_for_list(question)
+        wants_list = query.wants_list
         ratio = self.list_ratio if wants_list else self.detail_ratio
-        near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(question, s))]
-        if len(_ONE_PAPER.findall(question)) == 1 and not _SEVERAL.search(question):
+        near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
+        if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 
         sentences = [(i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract))]
-        vectors = self.embedder.embed([search_text(question)] + [s for _, _, s in sentences])
+        vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
         similarity = vectors[1:] @ vectors[0]
-        question_words = content_words(question)
+        question_words = set(query.terms)
 
         scored: dict[int, list[Scored]] = {}
         for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
@@ -179,14 +153,14 @@ class ExtractiveBackend:
             kept.append((source, ranked))
         return kept, wants_list and len(near) > 1
 
-    def _uses_the_phrase(self, question: str, source: Source) -> bool:
+    def _uses_the_phrase(self, query: Query, source: Source) -> bool:
         """The paper writes the question's topic as a phrase ("conformal prediction") and clears the abstention
         bar: in a list it is an answer even when its cosine is far below the best paper's."""
         from ..lexical import contains_phrase
 
         if source.score < self.min_score:
             return False
-        return contains_phrase(search_text(question), f"{source.title or ''}. {source.abstract}")
+        return contains_phrase(query.search, f"{source.title or ''}. {source.abstract}")
 
     @staticmethod
     def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LLMError, RagError
 from ..prompts import load_prompt, render
 from .base import Generation
-from .extractive import _LIST_QUESTION, ExtractiveBackend, split_sentences, tidy_latex
+from .extractive import ExtractiveBackend, split_sentences, tidy_latex
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
+    from ..query import Query
     from ..retrieval import Source
 
 EVIDENCE_SCHEMA: dict[str, Any] = {
@@ -167,16 +168,15 @@ class LocalBackend:
         complete = closed and choice.get("finish_reason") != "length"
         return relevant, _tidy_sentence(sentence, complete), result.get("usage") or {}
 
-    def generate(
-        self, question: str, sources: list[Source], on_text: Callable[[str], None] | None = None
-    ) -> Generation:
+    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
         # Which papers to read is the extractive selection (retrieval scores + a sentence that speaks to the
         # question); the model may veto a paper, never add one. Each paper costs it a few seconds, so it reads
         # only that paper's best sentences, in the abstract's order.
-        kept, wants_list = self.selector.select(question, sources)
+        kept, wants_list = self.selector.select(query, sources)
         kept = kept[: self.settings.local_papers]
         wants_list = wants_list and len(kept) > 1
-        asks_for_list = bool(_LIST_QUESTION.search(question))
+        asks_for_list = query.wants_list
+        question = query.text
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         lines: list[str] = []
         self.verdicts: list[dict] = []

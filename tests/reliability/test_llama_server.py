@@ -70,13 +70,13 @@ def test_ask_streams_through_llama_cpp_and_counts_what_it_drops(use_llama, seed_
 
         raw = ""
 
-        def generate(self, question, sources, on_text=None) -> Generation:
-            generation = super().generate(question, sources, on_text)
+        def generate(self, query, sources, on_text=None) -> Generation:
+            generation = super().generate(query, sources, on_text)
             Recording.raw = generation.text
             return generation
 
     pieces: list[str] = []
-    answer = answer_from_sources(QUESTION, found.sources, Recording(settings), settings, pieces.append)
+    answer = answer_from_sources(found.query, found.sources, Recording(settings), settings, pieces.append)
     assert answer.backend == "openai" and answer.warnings == []
     assert len(pieces) > 1, "the answer did not stream"
     shown = "".join(pieces)

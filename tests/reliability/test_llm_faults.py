@@ -8,14 +8,21 @@ whose model name picks the fault.
 from __future__ import annotations
 
 import json
+import queue
+import re
+import subprocess
+import threading
+import time
 from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
 
 from rag.cli import app
+from rag.llm import BREAKERS
 
-from .conftest import CANARY, QUESTION, closed_url, run_chat
+from ..llm_server import ScriptedLLM
+from .conftest import BIN, CANARY, QUESTION, closed_url, run_chat
 
 runner = CliRunner()
 K = "3"
@@ -37,6 +44,15 @@ FAULTS = [
     # A timeout is never retried: the user already waited the whole timeout once.
     pytest.param("slow", "the LLM endpoint at {url} did not answer within 1s", 1, id="slow-timeout"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def closed_breakers():
+    """Each test starts with every endpoint's circuit breaker closed: they are process-wide, and a port of an
+    earlier test's server may come round again."""
+    BREAKERS.clear()
+    yield
+    BREAKERS.clear()
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +237,7 @@ def test_piped_chat_falls_back_with_one_warning_and_exits_0(chat_env, llm, extra
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(extractive["answer"] + "\n\nSources:\n")
     assert result.stderr.splitlines()[1:] == [
-        f"↳ searching: {QUESTION}",
+        "↳ searching: unlearning",
         f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure){FALLBACK}",
     ]
     assert "Traceback" not in result.stderr and "error:" not in result.stderr
@@ -229,7 +245,9 @@ def test_piped_chat_falls_back_with_one_warning_and_exits_0(chat_env, llm, extra
 
 
 def test_chat_follow_up_whose_rewrite_failed_does_not_ask_the_failing_endpoint_again(chat_env, llm):
-    env = {**chat_env, "RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "error500"}
+    # The circuit breaker off: the rewrite itself must reach the endpoint and fail (with it on, the rewrite is
+    # not even tried: see the breaker tests below).
+    env = {**chat_env, "RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "error500", "RAG_LLM_COOLDOWN": "0"}
     result = run_chat(env, f"{QUESTION}\ntell me more about the second one\n", "-k", K)
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
@@ -240,6 +258,7 @@ def test_chat_follow_up_whose_rewrite_failed_does_not_ask_the_failing_endpoint_a
     ]
     assert "1 paper matches:" in result.stdout  # the follow-up, answered from the paper it meant
     assert llm.answer_requests("error500") == 1  # the second turn's answer did not wait on the endpoint
+    assert len(llm.requests) == 2  # the first answer and the rewrite
 
 
 def test_piped_chat_with_a_stream_dying_halfway(chat_env, llm, extractive):
@@ -249,3 +268,121 @@ def test_piped_chat_with_a_stream_dying_halfway(chat_env, llm, extractive):
     assert result.stdout.split("\n", 1)[1].startswith(extractive["answer"] + "\n\nSources:\n")
     assert result.stdout.startswith("The most relevant paper studies this [") and "999-99" not in result.stdout
     assert any(line.endswith(INCOMPLETE) for line in result.stderr.splitlines())
+
+
+# -- the circuit breaker: a dead endpoint is waited on once, not on every turn ----------------------------------
+
+QUESTIONS = [QUESTION, "which papers study clustering?", "what is DiVeQ?"]
+SKIPPED = "the conversation was read by the rules alone, showing the extractive answer instead"
+
+
+@pytest.mark.parametrize("dead", ["error500", "closed-port"])
+def test_piped_chat_with_a_dead_endpoint_pays_the_retries_on_the_first_question_only(chat_env, llm, dead):
+    url = closed_url() if dead == "closed-port" else llm.url
+    env = {**chat_env, "RAG_LLM_BASE_URL": url, "RAG_LLM_MODEL": dead, "RAG_LLM_RETRIES": "2"}
+    result = run_chat(env, "".join(q + "\n" for q in QUESTIONS), "-k", K)
+    assert result.returncode == 0, result.stderr
+    cause = (
+        f"cannot reach the LLM endpoint at {url} (ConnectError)"
+        if dead == "closed-port"
+        else f"the LLM endpoint at {url} answered HTTP 500 (internal failure)"
+    )
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings[0] == f"warning: {cause} after 3 tries{FALLBACK}"
+    # Questions 2 and 3: the breaker's own line (what failed, when, when it is tried again), no request at all.
+    opened = rf"warning: {re.escape(cause)}, (just now|\d+s ago); the endpoint is tried again in \d+s; {SKIPPED}"
+    assert len(warnings) == 3 and all(re.fullmatch(opened, w) for w in warnings[1:]), warnings
+    assert len(llm.requests) == (0 if dead == "closed-port" else 3)  # the first question's three tries, only
+    assert result.stdout.count("\nSources:\n") == 3 and "Traceback" not in result.stderr
+    assert CANARY not in result.stdout + result.stderr
+
+
+FOLLOW_UP = "tell me more about the first one"
+
+
+class Outage(ScriptedLLM):
+    """The scripted server with an outage the test ends: HTTP 500 to every request while `down`."""
+
+    down = False
+
+    def respond(self, handler, body: dict) -> None:
+        if self.down:
+            self._json(handler, 500, {"error": {"message": "internal failure", "type": "server_error"}})
+        else:
+            super().respond(handler, body)
+
+
+class PipedChat:
+    """`rag chat` reading questions from a pipe the test writes to as it goes; stderr read line by line."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.process = subprocess.Popen(
+            [str(BIN / "rag"), "chat", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.notes: queue.Queue[str] = queue.Queue()
+        self.stdout: list[str] = []
+        readers = [
+            threading.Thread(target=lambda: [self.notes.put(line) for line in self.process.stderr], daemon=True),
+            threading.Thread(target=lambda: self.stdout.extend(self.process.stdout), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
+        self.readers = readers
+
+    def ask(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def wait_for_note(self, prefix: str) -> str:
+        """The next stderr line starting with `prefix` (the timeout only guards against a hang)."""
+        while not (line := self.notes.get(timeout=180)).startswith(prefix):
+            pass
+        return line.rstrip("\n")
+
+    def close(self) -> tuple[int, str, list[str]]:
+        """Exit status, stdout and the stderr lines not yet read, once the chat has read all its input."""
+        self.process.stdin.close()
+        status = self.process.wait(timeout=180)
+        for reader in self.readers:
+            reader.join()
+        rest = []
+        while not self.notes.empty():
+            rest.append(self.notes.get().rstrip("\n"))
+        return status, "".join(self.stdout), rest
+
+
+def test_chat_tries_the_endpoint_again_after_the_cooldown_and_uses_it_once_it_is_back(chat_env):
+    with Outage() as server:
+        server.down = True
+        cooldown = 1.0
+        env = {**chat_env, "RAG_LLM_BASE_URL": server.url, "RAG_LLM_MODEL": "stream", "RAG_LLM_COOLDOWN": str(cooldown)}
+        chat = PipedChat(env, "-k", K)
+        try:
+            chat.ask(QUESTION)
+            first = chat.wait_for_note("warning:")
+            assert first == f"warning: the LLM endpoint at {server.url} answered HTTP 500 (internal failure){FALLBACK}"
+            server.down = False
+            # The breaker opened before that warning was printed, so after this wait its cooldown is over
+            # however slow the machine (a lower bound, no race).
+            time.sleep(cooldown)
+            during_outage = len(server.requests)
+            assert during_outage == 1  # RAG_LLM_RETRIES=0: one try
+            chat.ask(FOLLOW_UP)
+            chat.ask("what is DiVeQ?")
+        finally:
+            status, stdout, notes = chat.close()
+    assert status == 0, notes
+    assert not [line for line in notes if line.startswith(("warning:", "error:"))], notes
+    # After the cooldown the next question tried the endpoint again (its follow-up rewrite came first), the
+    # endpoint answered, and from then on it was used as usual: a rewrite and an answer for questions 2 and 3.
+    server.wait_settled()
+    later = server.requests[during_outage:]
+    rewrites = [server.condense_question(r) for r in later]
+    assert rewrites == [FOLLOW_UP, None, "what is DiVeQ?", None]
+    assert all("_answered_at" in r for r in later)
+    assert stdout.count("The most relevant paper studies this directly [") == 2  # questions 2 and 3: the LLM's

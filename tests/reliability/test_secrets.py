@@ -18,6 +18,7 @@ from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.cli import app
 from rag.config import Settings
 from rag.errors import LLMError
+from rag.query import parse
 from rag.retrieval import Source
 
 from .conftest import CANARY, QUESTION, closed_url, run_chat
@@ -84,13 +85,19 @@ def test_connection_refused_and_a_key_in_the_url_never_show(use_llm, debug_logs)
 @pytest.mark.parametrize("model", ["error500", "echo-key-401", "malformed-json", "stream-reset", "slow"])
 def test_error_messages_and_tracebacks_of_the_backend_never_carry_the_key(llm, model):
     settings = replace(
-        Settings(), llm_base_url=llm.url, llm_model=model, llm_api_key=CANARY, llm_timeout=1, llm_max_retries=1
+        Settings(),
+        llm_base_url=llm.url,
+        llm_model=model,
+        llm_api_key=CANARY,
+        llm_timeout=1,
+        llm_max_retries=1,
+        llm_cooldown=0,  # both calls reach the endpoint: the breaker would answer the second without a request
     )
     sources = [Source("inj-01", None, 2026, "ICLR 2026", 0.9, "s", INJECTED)]
     backend = OpenAICompatibleBackend(settings)
     for on_text in (None, lambda piece: None):
         with pytest.raises(LLMError) as caught:
-            backend.generate(QUESTION, sources, on_text)
+            backend.generate(parse(QUESTION), sources, on_text)
         shown = "".join(traceback.format_exception(caught.value))
         assert_no_key(str(caught.value), repr(caught.value), shown)
     assert key_was_sent(llm)

@@ -1,0 +1,95 @@
+"""The Python API, `rag.Papers`: ask, search, get and stream against the real seed store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rag import NotFoundError, Papers
+from rag.errors import InputError, StoreError
+
+QUESTION = "which papers study unlearning?"
+
+
+@pytest.fixture()
+def papers(seed_store_dir) -> Papers:
+    return Papers(store=seed_store_dir)
+
+
+def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
+    answer = papers.ask(QUESTION, k=5)
+    assert not answer.abstained and answer.backend == "extractive"
+    assert {"001-02", "001-18"} <= set(answer.citations) <= {s.id for s in answer.sources}
+    assert all(f"[{c}]" in answer.answer for c in answer.citations)
+    assert answer.query.to_json() == {"search": "unlearning", "year": None, "venue": None, "list": True}
+    assert answer.to_json()["query"] == answer.query.to_json() and answer.to_json()["question"] == QUESTION
+
+
+def test_ask_applies_year_and_venue_given_as_arguments(papers):
+    answer = papers.ask("which papers study clustering?", year=2025, venue="iclr 2025")
+    assert answer.query.year == 2025 and answer.query.venue == "ICLR 2025"
+    assert answer.sources and all(s.year == 2025 and s.venue == "ICLR 2025" for s in answer.sources)
+
+
+def test_search_returns_ranked_sources(papers):
+    hits = papers.search("what is AGREST?", k=3)
+    assert len(hits) == 3 and hits[0].id == "000-15"
+    assert [h.id for h in papers.search("unlearning", k=2, year=2026)] and all(
+        h.year == 2026 for h in papers.search("unlearning", k=4, year=2026)
+    )
+
+
+def test_get_returns_the_paper_or_a_clear_not_found(papers, seed_papers):
+    paper = papers.get("001-02")
+    expected = next(p for p in seed_papers if p.id == "001-02")
+    assert (paper.id, paper.abstract, paper.year) == (expected.id, expected.abstract, expected.year)
+    with pytest.raises(NotFoundError, match="no paper with id '999-99'"):
+        papers.get("999-99")
+
+
+def test_stream_events_come_in_order_and_end_with_the_same_answer_as_ask(papers):
+    events = list(papers.stream(QUESTION))
+    types = [e.type for e in events]
+    assert types[:2] == ["query", "sources"] and types[-1] == "answer" and set(types[2:-1]) == {"text"}
+    final = events[-1].answer
+    assert "".join(e.text for e in events if e.type == "text") == final.answer
+    assert [s.id for s in events[1].sources] == [s.id for s in final.sources]
+    assert events[0].query == final.query
+    expected = papers.ask(QUESTION)
+    assert (final.answer, final.citations) == (expected.answer, expected.citations)
+    assert events[-1].to_json()["answer"]["citations"] == final.citations
+
+
+def test_a_streamed_abstention_is_an_answer_too(papers):
+    events = list(papers.stream("which papers study federated unlearning?"))
+    assert events[-1].type == "answer" and events[-1].answer.abstained
+    assert events[-1].answer.citations == []
+
+
+def test_bad_questions_and_missing_stores_are_clear_errors(papers, tmp_path):
+    with pytest.raises(InputError, match="the question is empty"):
+        papers.ask("  \x00 ")
+    with pytest.raises(InputError, match="the question is empty"):
+        next(iter(papers.stream("   ")))
+    with pytest.raises(StoreError, match=f"no store at {tmp_path / 'nowhere'}"):
+        Papers(store=tmp_path / "nowhere").search("unlearning")
+    assert not (tmp_path / "nowhere").exists()  # a mistyped store is not created
+
+
+def test_import_rag_loads_nothing_heavy():
+    """`import rag` (and `from rag import Papers`) must stay instant: the heavy libraries load on first use."""
+    code = "import sys, rag; from rag import Papers; print(' '.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
+    heavy = {"chromadb", "numpy", "onnxruntime", "openai", "llama_index", "tokenizers", "bm25s", "rich", "typer"}
+    assert not heavy & loaded
+
+
+def test_leaving_a_stream_early_leaves_the_papers_usable(papers):
+    stream = papers.stream(QUESTION)
+    assert next(stream).type == "query"
+    stream.close()  # the consumer went away (a closed connection, a `break`)
+    assert papers.ask(QUESTION).citations

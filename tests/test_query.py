@@ -1,0 +1,65 @@
+"""`rag.query.parse`: what a question asks, decided once (search text, year, venue, list or one, terms, names)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.errors import InputError
+from rag.query import normalize_venue, parse
+
+
+@pytest.mark.parametrize(
+    ("question", "search", "year", "venue", "wants_list"),
+    [
+        # The four disagreements the stages used to have: each is now one answer.
+        ("papers on diffusion in 2025", "diffusion", 2025, None, True),
+        ("list the ICLR 2025 work on unlearning", "unlearning", 2025, "ICLR 2025", True),
+        ("which paper studies unlearning?", "unlearning", None, None, False),
+        ("which papers study unlearning?", "unlearning", None, None, True),
+        # Years and venues written in the question, in any case.
+        ("which iclr 2026 papers study clustering?", "clustering", 2026, "ICLR 2026", True),
+        ("Which NeurIPS'2025 papers use diffusion?", "diffusion", 2025, "NeurIPS 2025", True),
+        ("graph transformers from 2025?", "graph transformers", 2025, None, False),
+        ("2025 papers on reinforcement learning", "reinforcement learning", 2025, None, True),
+        # A year inside a name or a number is not a filter.
+        ("what does GPT-2025 report?", "what does GPT-2025 report", None, None, False),
+        ("results of Model2025 on ImageNet", "results of Model2025 on ImageNet", None, None, False),
+        ("accuracy of 2025.5 points", "accuracy of 2025.5 points", None, None, False),
+        ("what is ResNet50 used for?", "what is ResNet50 used for", None, None, False),
+        # One paper or several.
+        ("what benchmark does the brain tumor segmentation paper use?", None, None, None, False),
+        ("which datasets does the PURGE paper use?", None, None, None, False),
+        ("what methods reduce hallucination?", None, None, None, True),
+        ("are there any works on federated unlearning?", None, None, None, True),
+        ("show me recent studies of protein design", None, None, None, True),
+        ("what is DiVeQ?", "what is DiVeQ", None, None, False),
+        ("find the paper that introduces DiVeQ", None, None, None, False),
+    ],
+)
+def test_parse(question, search, year, venue, wants_list):
+    query = parse(question)
+    if search is not None:
+        assert query.search == search
+    assert (query.year, query.venue, query.wants_list) == (year, venue, wants_list)
+    assert query.to_json() == {"search": query.search, "year": year, "venue": venue, "list": wants_list}
+
+
+def test_flags_win_over_the_question_and_venues_take_the_stored_form():
+    query = parse("which ICLR 2025 papers study clustering?", year=2026, venue="iclr 2026")
+    assert (query.year, query.venue, query.search) == (2026, "ICLR 2026", "clustering")
+    assert normalize_venue("  neurips  2024 ") == "NeurIPS 2024"
+    assert normalize_venue("ICML'2023") == "ICML 2023"
+    assert normalize_venue("Workshop on  Foo") == "Workshop on Foo"  # unknown venues are kept as written
+
+
+def test_terms_and_names():
+    query = parse("how does SF-DiVeQ compare with PURGE on ImageNet-1k?")
+    assert query.names == ("SF-DiVeQ", "PURGE", "ImageNet-1k")
+    assert {"sf-diveq", "purge", "imagenet-1k", "compare"} <= query.terms
+    assert not {"how", "does", "with", "on"} & query.terms
+
+
+def test_the_question_is_cleaned_and_an_empty_one_refused():
+    assert parse("  which\x00papers\tstudy   unlearning? ").text == "which papers study unlearning?"
+    with pytest.raises(InputError, match="the question is empty"):
+        parse(" \x00 \n ")
