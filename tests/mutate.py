@@ -156,7 +156,7 @@ AREAS: dict[str, Area] = {
                         "answer_from_sources": (
                             "if weak_evidence(",
                             "text = abstention_text(",
-                            "return Answer(question, text, [], by_closeness",
+                            "return Answer(query, text, [], by_closeness",
                             "abstained = generation.abstained",
                             "if abstained:",
                             'text = "The indexed abstracts',
@@ -167,7 +167,6 @@ AREAS: dict[str, Area] = {
                 Target(
                     "rag/backends/extractive.py",
                     (
-                        "asks_for_list",
                         "ExtractiveBackend.generate",
                         "ExtractiveBackend.select",
                         "ExtractiveBackend._uses_the_phrase",
@@ -177,6 +176,8 @@ AREAS: dict[str, Area] = {
                     # generate: whether anything is answered at all (the quoting itself is not a decision here)
                     {"ExtractiveBackend.generate": ("kept, wants_list = ", "if not kept:", "return Generation(text=")},
                 ),
+                # The one rule for "a list of papers" vs "the paper", decided when the question is parsed.
+                Target("rag/query.py", ("asks_for_list",)),
                 # The exact-term coverage that buys a paper the abstention slack is computed at retrieval.
                 Target(
                     "rag/retrieval.py",
@@ -184,7 +185,7 @@ AREAS: dict[str, Area] = {
                     {"_retrieve": ('if mode != "dense" and sources:', "sources[0].term_coverage = ")},
                 ),
             ),
-            ("tests/test_answer.py",),
+            ("tests/test_answer.py", "tests/test_query.py"),
         ),
         Area(
             "followups",
@@ -202,8 +203,6 @@ AREAS: dict[str, Area] = {
                         "find_year",
                         "content_words",
                         "mentions",
-                        "is_list_question",
-                        "name_candidates",
                         "resolve",
                         "remember",
                         "parse_condensed",
