@@ -5,12 +5,12 @@ Deterministic, offline, and its citations are right by construction: code, not a
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..query import Query, as_query, content_words
+from ..query import Query, as_query
+from ..text import content_words, split_sentences, tidy_latex
 from .base import Generation
 
 if TYPE_CHECKING:
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from ..embedding import Embedder
     from ..retrieval import Source
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9$\\(\"'“])")
 # "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
 # and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
 # ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
@@ -39,10 +38,6 @@ SENTENCE_EVIDENCE = 0.65
 Scored = tuple[float, int, str]
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
 # "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
 # adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay).
 _ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
@@ -56,29 +51,6 @@ def _quote(sentence: str) -> str:
         text = rest[0].upper() + rest[1:]
     # Square brackets inside an abstract must never read as a citation (prompt-injection safe).
     return text.replace("[", "(").replace("]", ")")
-
-
-# '%', '&' and '#' typed plainly ("11%", "R&D") are text in an abstract, not a LaTeX comment or alignment.
-_PLAIN_SPECIALS = re.compile(r"(?<!\\)([%&#])")
-
-
-def tidy_latex(text: str) -> str:
-    """Abstracts' LaTeX as readable text: "$\\tilde{O}(\\sqrt{d})$" → "Õ(√(d))", "98\\%" → "98%", "**b**" → "b"."""
-    text = text.replace("**", "")
-    if "\\" not in text and "$" not in text and "``" not in text:
-        return text  # most sentences: no parse
-    try:
-        return _latex_converter().latex_to_text(_PLAIN_SPECIALS.sub(r"\\\1", text))
-    except Exception:  # pylatexenc is lenient, but a quote must never fail: fall back to the common cases
-        text = re.sub(r"\\([%&_#$])", r"\1", text).replace("``", "“").replace("''", "”")
-        return re.sub(r"\$([^$]{1,40})\$", r"\1", text)
-
-
-@functools.cache
-def _latex_converter():
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    return LatexNodes2Text(math_mode="text", strict_latex_spaces="based-on-source")
 
 
 class ExtractiveBackend:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LLMError, RagError
 from ..prompts import load_prompt, render
+from ..text import split_sentences, tidy_latex
 from .base import Generation
-from .extractive import ExtractiveBackend, split_sentences, tidy_latex
+from .extractive import ExtractiveBackend
 
 if TYPE_CHECKING:
     from ..config import Settings
