@@ -195,24 +195,6 @@ def test_search_can_be_restricted_to_named_papers(seed_store, seed_settings):
     assert [s.id for s in sources] == ["000-01"]
 
 
-@pytest.mark.parametrize(
-    ("sentence", "quoted"),
-    [
-        ("Additionally, we develop a generative model framework.", "We develop a generative model framework."),
-        (
-            "Furthermore, we derive a novel, fine-grained convergence rate.",
-            "We derive a novel, fine-grained convergence rate.",
-        ),
-        ("However, little research has been done.", "However, little research has been done."),  # meaning kept
-        ("In addition, we cite [001-02].", "We cite (001-02)."),  # brackets never read as a citation
-    ],
-)
-def test_a_quoted_sentence_drops_an_additive_opener(sentence, quoted):
-    from rag.backends.extractive import _quote
-
-    assert _quote(sentence) == quoted
-
-
 # -- the abstention rules, on hand-built sources -------------------------------------------------------------
 
 
