@@ -10,27 +10,25 @@ which papers and which year are meant, and are the fallback when the endpoint fa
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import render
 from .backends import BACKENDS
 from .errors import InputError, RagError
-from .prompts import load_prompt, render
+from .prompts import load_prompt
+from .prompts import render as fill
 from .query import Query, asks_for_list, coined_names, parse, search_text
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from .answer import Answer
     from .config import Settings
     from .embedding import Embedder
-    from .retrieval import Source
     from .store import Store
 
 PROMPT = "rag> "
@@ -426,8 +424,8 @@ def condense_messages(state: ChatState, question: str, prompts_dir: Path | None 
     for exchange in state.history[-HISTORY_TURNS:]:
         papers = "\n".join(f"{n}. [{pid}] {_data(label)}" for n, (pid, label) in enumerate(exchange.papers, 1))
         answer = exchange.answer if len(exchange.answer) <= 800 else exchange.answer[:800] + " …"
-        turns.append(render(turn, question=_data(exchange.question), answer=_data(answer), papers=papers).strip())
-    content = render(load_prompt("condense.md", prompts_dir), history="\n".join(turns), question=_data(question))
+        turns.append(fill(turn, question=_data(exchange.question), answer=_data(answer), papers=papers).strip())
+    content = fill(load_prompt("condense.md", prompts_dir), history="\n".join(turns), question=_data(question))
     return [{"role": "user", "content": content.strip()}]
 
 
@@ -478,16 +476,10 @@ class Chat:
         settings: Settings,
         state: ChatState,
         interactive: bool,
-        print_sources: Callable[[Console, list[Source], str], None],
-        print_footer: Callable[[Answer], None],
     ) -> None:
-        from rich.console import Console
-
         self.store, self.embedder, self.settings, self.state = store, embedder, settings, state
         self.interactive = interactive
-        self.print_sources, self.print_footer = print_sources, print_footer
-        self.out = Console(highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.out, self.err = render.stdout_console(), render.stderr_console()
         self.failures = 0
         self.wrote = False  # anything printed on stdout yet (for piped output's separators)
         # Why the LLM failed while rewriting this turn's follow-up: the answer then goes straight to the
@@ -501,16 +493,11 @@ class Chat:
         (self.out if self.interactive else self.err).print(text, style=style, markup=False)
 
     def error(self, message: str) -> None:
-        self.err.print(f"error: {self.redact(message)}", style="red", markup=False)
+        self.err.print(render.error_text(message, self.settings.llm_api_key), style="red", markup=False)
 
     def warn(self, message: str) -> None:
         """One dim line: the LLM failed and the answer that follows is extractive."""
-        self.note(f"warning: {self.redact(message)}")
-
-    def redact(self, message: str) -> str:
-        from .llm import redact
-
-        return redact(message, self.settings.llm_api_key)
+        self.note(render.warning_text(message, self.settings.llm_api_key))
 
     def banner(self) -> None:
         backend = self.state.backend
@@ -560,10 +547,9 @@ class Chat:
             return
         except Exception as exc:
             self.failures += 1
-            if os.environ.get("RAG_DEBUG"):
+            if render.debug():
                 traceback.print_exc()
-            detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-            self.error(f"unexpected {exc.__class__.__name__}: {detail} (set RAG_DEBUG=1 for the traceback)")
+            self.error(render.unexpected(exc))
             return
         remember(self.state, question, resolution, result)
 
@@ -607,11 +593,7 @@ class Chat:
         k = max(state.k, len(resolution.paper_ids))
         paper_ids = list(resolution.paper_ids) or None
 
-        def show(piece: str) -> None:
-            sys.stdout.write(piece)
-            sys.stdout.flush()
-
-        on_text = None if state.json_output else show
+        on_text = None if state.json_output else render.write_stream
         backend = state.backend
         skipped: list[str] = []
         if backend == "openai" and self.llm_failure:
@@ -648,8 +630,7 @@ class Chat:
                 json.dumps(payload, ensure_ascii=False, indent=2 if self.interactive else None), markup=False
             )
         else:
-            sys.stdout.write("\n")
-            self.print_footer(result)
+            render.end_answer(result)
         if self.interactive:
             self.out.print()
         return result
@@ -705,7 +686,9 @@ class Chat:
             else:
                 searched = state.last_query.query if state.last_query else state.last.question
                 self.wrote = True  # the list starts with its own blank line
-                self.print_sources(self.out, state.last.sources, f"Sources of the last answer (searched: {searched}):")
+                render.print_sources(
+                    self.out, state.last.sources, f"Sources of the last answer (searched: {searched}):"
+                )
         elif name == "/show":
             self.show(arg)
         elif name == "/k":
@@ -767,11 +750,7 @@ class Chat:
             self.error(str(exc))
             return
         self.begin_output()
-        self.out.print(f"[{paper.id}] {paper.venue or paper.year or ''}", style="bold", markup=False)
-        if paper.title:
-            self.out.print(paper.title, markup=False)
-        self.out.print()
-        self.out.print(paper.abstract, markup=False)
+        render.print_paper(self.out, paper)
         if self.interactive:
             self.out.print()
 
@@ -823,13 +802,11 @@ def run_chat(
     *,
     k: int | None,
     year: int | None,
-    print_sources: Callable[[Console, list[Source], str], None],
-    print_footer: Callable[[Answer], None],
 ) -> int:
     """Run the chat until /quit, Ctrl-D or the end of piped input. Returns the exit status."""
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     state = ChatState(k=k or settings.k, backend=settings.backend, year=year)
-    chat = Chat(store, embedder, settings, state, interactive, print_sources, print_footer)
+    chat = Chat(store, embedder, settings, state, interactive)
     chat.banner()
     if interactive:
         chat.loop_interactive()
