@@ -39,19 +39,17 @@ def stderr_console() -> Console:
 # -- failures ----------------------------------------------------------------------------------------
 
 
-def redact(message: str, key: str | None) -> str:
-    """Belt and braces: whatever reaches the terminal never carries the API key."""
-    from .llm import redact as redact_key
-
-    return redact_key(message, key)
-
-
 def error_text(message: str, key: str | None) -> str:
+    """The one line for a failure; belt and braces: whatever reaches the terminal never carries the API key."""
+    from .llm import redact
+
     return f"error: {redact(message, key)}"
 
 
 def warning_text(message: str, key: str | None) -> str:
     """Something failed and the command carried on (e.g. the extractive answer instead of the LLM's)."""
+    from .llm import redact
+
     return f"warning: {redact(message, key)}"
 
 
