@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from . import __version__
+from . import __version__, render
 from .config import Settings
 from .errors import InputError, RagError
 
 if TYPE_CHECKING:
-    from .answer import Answer
     from .embedding import Embedder
-    from .retrieval import Source
     from .store import Store
 
 app = typer.Typer(
@@ -56,21 +54,19 @@ RetrieverOpt = Annotated[
 # -- plumbing ----------------------------------------------------------------------------------------
 
 
-def _redact(message: str) -> str:
-    """Belt and braces: whatever reaches the terminal never carries the API key."""
-    from .llm import redact
-
-    return redact(message, os.environ.get("OPENAI_API_KEY"))
+def _api_key() -> str | None:
+    # From the environment, not Settings: a failure is reported even when the settings themselves are bad.
+    return os.environ.get("OPENAI_API_KEY")
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"error: {_redact(message)}", err=True)
+    typer.echo(render.error_text(message, _api_key()), err=True)
     return typer.Exit(code)
 
 
 def _warn(message: str) -> None:
     """One line on stderr: something failed, and the command carried on (e.g. without the LLM)."""
-    _stderr_console().print(f"warning: {_redact(message)}", style="dim", markup=False)
+    render.stderr_console().print(render.warning_text(message, _api_key()), style="dim", markup=False)
 
 
 def friendly(command):
@@ -93,12 +89,9 @@ def friendly(command):
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(1) from None
         except Exception as exc:
-            if os.environ.get("RAG_DEBUG"):
+            if render.debug():
                 raise
-            detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-            raise _fail(
-                f"unexpected {exc.__class__.__name__}: {detail} (set RAG_DEBUG=1 for the traceback)", 1
-            ) from None
+            raise _fail(render.unexpected(exc), 1) from None
 
     return wrapper
 
@@ -120,44 +113,11 @@ def _settings(store: Path | None, chroma_url: str | None, **overrides) -> Settin
     return replace(settings, **overrides)
 
 
-def _stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _stdout_console():
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
-
-
 def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: bool = False, total: int | None = None):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from .ingest import ingest
 
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeRemainingColumn(),
-        console=_stderr_console(),
-        transient=False,
-    ) as progress:
-        total = len(papers) if total is None else total
-        task = progress.add_task("Embedding papers", total=total, rate="")
-        started = time.perf_counter()
-        first: list[int] = []  # papers already done (unchanged) when embedding began
-
-        def update(done: int, _total: int | None) -> None:
-            if not first:
-                first.append(done)
-            elapsed = time.perf_counter() - started
-            rate = f"{(done - first[0]) / elapsed:5.1f} papers/s" if elapsed > 0.5 and done > first[0] else ""
-            progress.update(task, completed=done, rate=rate)
-
-        from .ingest import ingest
-
+    total = len(papers) if total is None else total
+    with render.ingest_progress(total) as update:
         return ingest(store, papers, embedder, rebuild=rebuild, on_progress=update, total=total)
 
 
@@ -166,23 +126,9 @@ def _open_for_query(settings: Settings) -> tuple[Store, Embedder]:
     from .api import is_default_store, open_store
 
     def note(text: str) -> None:
-        _stderr_console().print(text, markup=False)
+        render.stderr_console().print(text, markup=False)
 
     return open_store(settings, is_default_store(settings), ingest=_ingest_with_progress, on_note=note)
-
-
-def _source_line(source: Source) -> str:
-    year = source.year or "----"
-    return f"[{source.id}] {year}  {source.score:.2f}  {source.label}"
-
-
-def _print_sources(console, sources: list[Source], heading: str) -> None:
-    if not sources:
-        return
-    console.print()
-    console.print(heading, style="bold")
-    for source in sources:
-        console.print("  " + _source_line(source), markup=False)
 
 
 # -- commands ----------------------------------------------------------------------------------------
@@ -221,7 +167,7 @@ def ingest(
     settings = _settings(store, chroma_url)
     started = time.perf_counter()
     files = expand_paths(paths)
-    with _stderr_console().status("Checking the input files"):
+    with render.stderr_console().status("Checking the input files"):
         total = validate_files(files)  # a streaming pass: a bad record refuses everything before any write
     with ingest_lock(settings):
         target = Store(settings)
@@ -273,28 +219,8 @@ def ask_command(
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
 
-    def show(piece: str) -> None:
-        sys.stdout.write(piece)
-        sys.stdout.flush()
-
-    result = ask(query, store_, embedder, settings, backend_name, k=k, on_text=show, on_warning=_warn)
-    sys.stdout.write("\n")
-    _print_answer_footer(result)
-
-
-def _print_answer_footer(result: Answer) -> None:
-    console = _stdout_console()
-    # Cited papers in the order the answer cites them; all retrieved ones when it cites none.
-    by_id = {s.id: s for s in result.sources}
-    shown = [by_id[c] for c in result.citations if c in by_id] or result.sources
-    _print_sources(console, shown, "Closest papers:" if result.abstained else "Sources:")
-    if result.dropped_citations:
-        _stderr_console().print(
-            f"note: removed {len(result.dropped_citations)} citation(s) to papers that were not retrieved: "
-            + ", ".join(result.dropped_citations),
-            style="dim",
-            markup=False,
-        )
+    result = ask(query, store_, embedder, settings, backend_name, k=k, on_text=render.write_stream, on_warning=_warn)
+    render.end_answer(result)
 
 
 app.command("ask")(friendly(ask_command))
@@ -324,19 +250,7 @@ def search(
         payload = {"query": parsed.text, "results": [s.to_json() for s in found.sources]}
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
-    console = _stdout_console()
-    if found.filters:
-        _stderr_console().print(
-            "filtered: " + ", ".join(f"{k} {v}" for k, v in found.filters.items()), style="dim", markup=False
-        )
-    if not found.sources:
-        console.print("No papers match.")
-    from .text import tidy_latex
-
-    for rank, source in enumerate(found.sources, start=1):
-        console.print(f"{rank:>2}. " + _source_line(source), markup=False)
-        snippet = tidy_latex(source.snippet)  # for reading; --json keeps the stored text
-        console.print("    " + snippet[:240] + ("…" if len(snippet) > 240 else ""), style="dim", markup=False)
+    render.print_results(found.sources, found.filters)
 
 
 @app.command()
@@ -352,22 +266,9 @@ def show(
     store_, _ = _open_for_query(settings)
     paper = store_.get_paper(paper_id.strip().strip("[]"))
     if as_json:
-        payload = {
-            "id": paper.id,
-            "title": paper.title,
-            "year": paper.year,
-            "venue": paper.venue,
-            "keywords": list(paper.keywords),
-            "abstract": paper.abstract,
-        }
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(render.paper_json(paper), ensure_ascii=False, indent=2))
         return
-    console = _stdout_console()
-    console.print(f"[{paper.id}] {paper.venue or paper.year or ''}", style="bold", markup=False)
-    if paper.title:
-        console.print(paper.title, markup=False)
-    console.print()
-    console.print(paper.abstract, markup=False)
+    render.print_paper(render.stdout_console(), paper)
 
 
 @app.command("eval")
@@ -422,17 +323,9 @@ def eval_command(
     use_judge = settings.backend == "openai" if judge is None else judge
     grader = evaluation.Judge(settings) if use_judge else None
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     runs = []
     variants = retriever or [settings.retriever]
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_stderr_console(),
-    ) as progress:
+    with render.eval_progress() as progress:
         for variant in variants:
             task = progress.add_task(f"eval {variant}", total=len(questions))
             runs.append(
@@ -467,7 +360,7 @@ def eval_command(
         if evaluation.write_chart(payload, out / "chart.png"):
             written.append("chart.png")
         else:
-            _stderr_console().print(
+            render.stderr_console().print(
                 "note: no chart.png without matplotlib (pip install 'rag-papers[eval]')", markup=False
             )
     if as_json:
@@ -513,16 +406,7 @@ def chat(
     settings = _settings(store, chroma_url, backend=backend)
     _check_backend(settings.backend)
     store_, embedder = _open_for_query(settings)
-    # The CLI's printing helpers are handed in: chat sits below the CLI and must not import it.
-    code = run_chat(
-        store_,
-        embedder,
-        settings,
-        k=k,
-        year=year,
-        print_sources=_print_sources,
-        print_footer=_print_answer_footer,
-    )
+    code = run_chat(store_, embedder, settings, k=k, year=year)
     if code:
         raise typer.Exit(code)
 

@@ -190,7 +190,7 @@ AREAS: dict[str, Area] = {
             "followups",
             (
                 Target(
-                    "rag/chat.py",
+                    "rag/followups.py",
                     (
                         "_overlaps",
                         "_mask",
@@ -251,24 +251,24 @@ EQUIVALENT: dict[str, str] = {
         "the tie-break of two sentences with equal scores: only sentences the uncased model reads alike tie, and "
         "then both share the same words, so which paper is kept cannot change (at most a quote's letter case)"
     ),
-    "rag/chat.py:find_ids: return sorted(found, key=lambda hit: hit[0]) -> "
+    "rag/followups.py:find_ids: return sorted(found, key=lambda hit: hit[0]) -> "
     "return sorted(found, key=lambda hit: hit[1])": (
         "the spans never overlap (overlapping tokens are skipped), so ordering by end is ordering by start"
     ),
-    "rag/chat.py:find_ordinals: return sorted(found, key=lambda hit: hit[0]) -> "
+    "rag/followups.py:find_ordinals: return sorted(found, key=lambda hit: hit[0]) -> "
     "return sorted(found, key=lambda hit: hit[1])": (
         "the spans never overlap (overlapping matches are skipped), so ordering by end is ordering by start"
     ),
-    "rag/chat.py:resolve: refs.append((start, state.listing[n - 1 if n > 0 else -1])) -> "
+    "rag/followups.py:resolve: refs.append((start, state.listing[n - 1 if n > 0 else -1])) -> "
     "refs.append((start, state.listing[n - 1 if n >= 0 else -1]))": (
         "differs only for n = 0, where both give index -1"
     ),
-    "rag/chat.py:resolve: masked = _mask(text, spans) -> pass #2": (
+    "rag/followups.py:resolve: masked = _mask(text, spans) -> pass #2": (
         "re-masks the plural matches before the singular search; no singular pattern can match inside a plural one"
     ),
-    "rag/chat.py:resolve: query = topic.replace(previous_core, core) if previous_core != topic and previous_core in "
-    "topic else core -> query = topic.replace(previous_core, core) if previous_core != topic or previous_core in "
-    "topic else core": (
+    "rag/followups.py:resolve: query = topic.replace(previous_core, core) if previous_core != topic and "
+    "previous_core in topic else core -> query = topic.replace(previous_core, core) if previous_core != topic or "
+    "previous_core in topic else core": (
         "search_text(topic) only strips a prefix, so it is always in topic; replacing all of topic gives core too"
     ),
     "rag/retrieval.py:_lexical_is_evidence: return False -> pass": (

@@ -18,13 +18,13 @@ import pexpect
 import pytest
 
 from rag.answer import Answer
-from rag.chat import (
+from rag.chat import condense_messages
+from rag.followups import (
     ChatState,
     Resolution,
     ResolveError,
     apply_condensed,
     candidate_ids,
-    condense_messages,
     content_words,
     parse_condensed,
     remember,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.answer import Answer
-from rag.chat import (
+from rag.followups import (
     HISTORY_TURNS,
     ChatState,
     Resolution,

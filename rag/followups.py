@@ -1,0 +1,416 @@
+"""Follow-ups in `rag chat`, as pure functions over the conversation: no terminal, no store, no LLM.
+
+The conversation is a plain dataclass (`ChatState`). Turning a follow-up ("the second one", "what datasets
+does it use?", "and in 2025?", "compare them") into a standalone query is done by `resolve`, and `remember`
+folds an answer back in, so the rules are unit-testable without a terminal. With an LLM backend the REPL
+(`rag/chat.py`) also has the question rewritten through the condense prompt; `parse_condensed` and
+`apply_condensed` take that reply, the rules still decide which papers and which year are meant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+from .query import Query, asks_for_list, parse, search_text
+
+if TYPE_CHECKING:
+    from .answer import Answer
+
+# What "tell me more about X" searches when the conversation has no topic yet.
+GENERIC_QUERY = "main contribution and results"
+HISTORY_TURNS = 3  # exchanges remembered, and shown to the condense prompt
+MAX_CONDENSED_CHARS = 500
+
+
+class ResolveError(InputError):
+    """A follow-up that points at nothing ("the fifth one" when three papers were listed)."""
+
+
+# -- conversation state ------------------------------------------------------------------------------
+
+
+@dataclass
+class Exchange:
+    """One answered question, as the condense prompt sees it."""
+
+    question: str
+    answer: str
+    papers: list[tuple[str, str]]  # (id, label) in the order shown
+
+
+@dataclass
+class ChatState:
+    """What the REPL remembers: the settings the user changed, and the conversation so far."""
+
+    k: int
+    backend: str
+    year: int | None = None  # the sticky filter from /year or --year, for new questions
+    json_output: bool = False
+    # Papers of the last open (not paper-restricted) question, in the order shown: "the second one".
+    listing: list[str] = field(default_factory=list)
+    # The papers under discussion: those the last answer cited, or the ones the user named.
+    focus: list[str] = field(default_factory=list)
+    topic: str | None = None  # the last open question, carried into follow-ups
+    topic_year: int | None = None  # the year that question was searched with
+    history: list[Exchange] = field(default_factory=list)
+    last: Answer | None = None
+    last_query: Resolution | None = None
+
+    def reset(self) -> None:
+        self.listing, self.focus, self.history = [], [], []
+        self.topic = self.topic_year = self.last = self.last_query = None
+
+    def conversation_ids(self) -> set[str]:
+        ids = set(self.listing) | set(self.focus)
+        for exchange in self.history:
+            ids.update(pid for pid, _ in exchange.papers)
+        return ids
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A question made standalone: what to search, restricted to which papers and which year."""
+
+    query: str
+    paper_ids: tuple[str, ...] = ()
+    year: int | None = None
+    # The user named papers but asked nothing new ("tell me more about the second one", "compare them"):
+    # answer about them on the conversation's topic, without the evidence threshold (they chose the papers).
+    about_papers: bool = False
+    opens_topic: bool = True  # an open search: its answer becomes the new listing and topic
+
+    def to_query(self) -> Query:
+        """The standalone question, parsed once: what retrieval and the answer use."""
+        return parse(self.query, year=self.year)
+
+    def describe(self) -> str:
+        """The dimmed line that shows the user what was understood (the `query` object of `ask --json`)."""
+        return describe_query(self.to_query(), self.paper_ids)
+
+
+def describe_query(query: Query, paper_ids: Sequence[str] = ()) -> str:
+    """ "↳ searching: unlearning · year 2025 · ICLR 2025 · papers 001-02": the parsed query, as a user reads it."""
+    parts = [f"↳ searching: {query.search}"]
+    if query.year is not None:
+        parts.append(f"year {query.year}")
+    if query.venue:
+        parts.append(query.venue)
+    if paper_ids:
+        parts.append(f"papers {', '.join(paper_ids)}")
+    return " · ".join(parts)
+
+
+# -- follow-up resolution (pure) ---------------------------------------------------------------------
+
+_BRACKETS = re.compile(r"\[([^\[\]]{1,300})\]")
+_ID_SPLIT = re.compile(r"\s*[,;]\s*")
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.:/\-]*")
+_SEED_ID = re.compile(r"^\d{3}-\d{2}$")
+_YEAR = re.compile(r"(?<![\w\-])((?:19|20)\d\d)(?![\w\-])")
+_ANY_YEAR = re.compile(
+    r"\b(?:any|all|every|other)\s+years?\b|\bregardless of (?:the )?years?\b|\bno year\b|\bwhichever year\b", re.I
+)
+
+_ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "last": -1,
+}
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_ORD = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))"
+_NOUN = r"(?:ones?|papers?|results?|items?|entr(?:y|ies)|sources?|works?|articles?|studies|study)"
+# "the first time", "the last year": an ordinal that is not about the list.
+_NOT_LIST = r"(?!\s+(?:to|time|times|answer|question|year|years|step|steps|stage|author|authors|layer|layers|order)\b)"
+_ORDINAL_RANGE = re.compile(
+    rf"\b(?:the\s+)?(?:first|top)\s+(two|three|four|five|six|seven|eight|nine|ten|\d{{1,2}})\b(?:\s+{_NOUN}\b)?",
+    re.I,
+)
+_ORDINAL = re.compile(
+    rf"(?:\b(?:the|and|or)\s+|,\s*)({_ORD})\b{_NOT_LIST}(?:\s+{_NOUN}\b)?|\b({_ORD})\s+{_NOUN}\b", re.I
+)
+_ORDINAL_NUMBER = re.compile(r"(?:#\s*|\b(?:number|no\.|paper|result|item|source)\s+)(\d{1,2})\b", re.I)
+_REF_NOUN = r"(?:paper|one|work|method|approach|model|study|article|abstract|framework|technique|algorithm|system)"
+_SINGULAR = re.compile(
+    rf"\b(?:it|its|itself)\b|\b(?:this|that|the same|said)\s+{_REF_NOUN}\b|\bthe paper\b",
+    re.I,
+)
+_PLURAL = re.compile(
+    r"\b(?:they|them|their|theirs|themselves|both|each of them|all of them)\b"
+    r"|\b(?:these|those|the)\s+(?:papers|ones|works|methods|approaches|models|studies|two|three|four)\b",
+    re.I,
+)
+# "which papers study X?" starts a new search even if it says "they" or "their".
+_CONTINUATION = re.compile(
+    r"^\s*(?:and|also|but|so|then|now|ok(?:ay)?|what about|how about|same for|same|only|just|instead)\b[\s,]*", re.I
+)
+_COMPARE = re.compile(
+    r"\b(?:compare[sd]?|comparing|comparison|contrast|differ(?:s|ence|ences)?|versus|vs\.?|similarit(?:y|ies)"
+    r"|in common)\b",
+    re.I,
+)
+_WORD = re.compile(r"[a-z][a-z0-9\-]*")
+# Words that carry no topic of their own: question scaffolding, references, fillers.
+_FILLER = frozenset(
+    """
+    a about above after again all also an and another any are as at be been being both but by can could
+    did do does doing each either else for from further go had has have how i if in into is it its itself
+    just least less let like many may me might more most much must my neither no nor now of on one ones
+    only onto or other our over own please same say says said shall should so some such than that the their
+    them themselves then there these they this those to too under us very was we were what when where which
+    while who whom whose why will with would you your
+    tell explain describe elaborate detail details talk continue summarize summarise summary overview show
+    give list know want instead okay ok
+    compare compared compares comparing comparison contrast differ differs difference differences versus vs
+    similar similarity similarities common relate related relation
+    paper papers work works study studies article articles result results item items entry entries source
+    sources abstract abstracts method methods approach approaches model models framework technique algorithm
+    system propose proposes proposed use uses used using do year years number top last
+    first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten
+    """.split()
+)
+
+
+def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
+    return any(start < b and a < end for a, b in spans)
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def looks_like_id(token: str) -> bool:
+    """A token that could be a paper id: it has a digit and is not a bare year or number."""
+    return any(c.isdigit() for c in token) and not token.isdigit()
+
+
+def candidate_ids(question: str) -> list[str]:
+    """Tokens of the question that might be paper ids (bracketed, or bare with a digit): checked in the store."""
+    found: list[str] = []
+    for match in _BRACKETS.finditer(question):
+        found += [p for p in _ID_SPLIT.split(match.group(1).strip()) if p]
+    for match in _TOKEN.finditer(question):
+        token = match.group(0).rstrip(".:/-")
+        if looks_like_id(token):
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
+def find_ids(question: str, known: Collection[str]) -> list[tuple[int, int, str]]:
+    """Paper ids in the question, as (start, end, id): "[001-02]", "[001-02, 003-04]" or a bare "001-02".
+
+    A bracketed id or a seed-style id that is not `known` is an error, so a typo is not silently ignored.
+    """
+    found: list[tuple[int, int, str]] = []
+    for match in _BRACKETS.finditer(question):
+        for part in _ID_SPLIT.split(match.group(1).strip()):
+            if part in known:
+                found.append((match.start(), match.end(), part))
+            elif looks_like_id(part):
+                raise ResolveError(f"no paper with id {part!r} in the store")
+    taken = [(a, b) for a, b, _ in found]
+    for match in _TOKEN.finditer(question):
+        token = match.group(0).rstrip(".:/-")
+        end = match.start() + len(token)
+        if _overlaps(match.start(), end, taken):
+            continue
+        if token in known:
+            found.append((match.start(), end, token))
+        elif _SEED_ID.match(token):
+            raise ResolveError(f"no paper with id {token!r} in the store")
+    return sorted(found, key=lambda hit: hit[0])
+
+
+def _ordinal_value(word: str) -> int:
+    word = word.lower()
+    return _ORDINAL_WORDS[word] if word in _ORDINAL_WORDS else int(re.sub(r"\D", "", word))
+
+
+def find_ordinals(question: str) -> list[tuple[int, int, list[int]]]:
+    """Ordinal references as (start, end, positions): 1-based positions, -1 for "the last one"."""
+    found: list[tuple[int, int, list[int]]] = []
+    for match in _ORDINAL_RANGE.finditer(question):
+        count = match.group(1).lower()
+        n = _COUNT_WORDS[count] if count in _COUNT_WORDS else int(count)
+        found.append((match.start(), match.end(), list(range(1, n + 1))))
+    spans = [(a, b) for a, b, _ in found]
+    for pattern in (_ORDINAL, _ORDINAL_NUMBER):
+        for match in pattern.finditer(question):
+            if _overlaps(match.start(), match.end(), spans):
+                continue
+            word = next(g for g in match.groups() if g)
+            found.append((match.start(), match.end(), [_ordinal_value(word)]))
+            spans.append((match.start(), match.end()))
+    return sorted(found, key=lambda hit: hit[0])
+
+
+def _ordinal_name(n: int) -> str:
+    names = {v: k for k, v in _ORDINAL_WORDS.items()}
+    return names.get(n, f"#{n}")
+
+
+def find_year(question: str) -> tuple[int | None, bool, list[tuple[int, int]]]:
+    """(the year asked for, whether "any year" was asked for, where those words are)."""
+    spans: list[tuple[int, int]] = []
+    year = None
+    for match in _YEAR.finditer(question):
+        year = int(match.group(1))
+        spans.append(match.span())
+    any_year = False
+    for match in _ANY_YEAR.finditer(question):
+        any_year = True
+        spans.append(match.span())
+    return (None if any_year else year), any_year, spans
+
+
+def is_year(text: str) -> bool:
+    """Whether `text` is just a year, as `/year 2025` takes it."""
+    return _YEAR.fullmatch(text) is not None
+
+
+def content_words(text: str) -> list[str]:
+    """The words that say what is asked about (not who or which): "what datasets does it use?" → datasets."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _FILLER and len(w) > 1]
+
+
+def mentions(words: Iterable[str], text: str) -> bool:
+    """Whether `text` uses any of `words` (or its singular): the paper itself speaks to the question."""
+    used = set(_WORD.findall(text.lower()))
+    return any(w in used or (w.endswith("s") and w[:-1] in used) for w in words)
+
+
+def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), named: Sequence[str] = ()) -> Resolution:
+    """The standalone query for `question` in the conversation `state`, by deterministic rules.
+
+    `known_ids` are ids that exist (so a bare "001-02" is a reference); `named` are papers the question
+    names by a word only they use ("PURGE"), found in the store by the caller.
+    """
+    text = " ".join(question.split())
+    refs: list[tuple[int, str]] = []
+    spans: list[tuple[int, int]] = []
+
+    for start, end, pid in find_ids(text, set(known_ids) | state.conversation_ids()):
+        refs.append((start, pid))
+        spans.append((start, end))
+    for start, end, positions in find_ordinals(_mask(text, spans)):
+        if not state.listing:
+            raise ResolveError("there is no list to count in yet: ask a question first")
+        for n in positions:
+            if n > len(state.listing):
+                listed = len(state.listing)
+                raise ResolveError(
+                    f"the last list has {listed} paper{'s' if listed != 1 else ''}: there is no {_ordinal_name(n)} one"
+                )
+            refs.append((start, state.listing[n - 1 if n > 0 else -1]))
+        spans.append((start, end))
+
+    listing_question = asks_for_list(text)
+    if not listing_question and (state.focus or state.listing):
+        masked = _mask(text, spans)
+        for match in _PLURAL.finditer(masked):
+            # "them" after drilling into one paper means the papers of the list, not the one in focus.
+            target = state.focus if len(state.focus) > 1 else state.listing or state.focus
+            refs += [(match.start(), pid) for pid in target]
+            spans.append(match.span())
+        masked = _mask(text, spans)
+        for match in _SINGULAR.finditer(masked):
+            refs += [(match.start(), pid) for pid in (state.focus or state.listing[:1])]
+            spans.append(match.span())
+
+    year, any_year, year_spans = find_year(_mask(text, spans))
+    residual = _mask(text, spans + year_spans)
+    content = content_words(residual)
+    ids = list(dict.fromkeys(pid for _, pid in sorted(refs, key=lambda ref: ref[0])))
+    if not ids and named and not listing_question:
+        ids = list(dict.fromkeys(named))
+    topic = state.topic
+
+    if not ids and _COMPARE.search(text) and not content and (state.focus or state.listing):
+        ids = state.focus if len(state.focus) > 1 else state.listing
+    if not ids and not content and year is None and not any_year and (state.focus or state.listing):
+        ids = state.focus or state.listing[:1]  # "more?", "why?": about the paper under discussion
+
+    if ids:
+        if content:
+            # Standalone wording for the search and the answer; the papers travel as a filter.
+            placeholder = "this paper" if len(ids) == 1 else "these papers"
+            query = text
+            for start, end in sorted(spans, reverse=True):
+                possessive = ("'s" if len(ids) == 1 else "'") if text[start:end].lower() in ("its", "their") else ""
+                query = query[:start] + placeholder + possessive + query[end:]
+            query = re.sub(rf"({placeholder})(?:\s*(?:and|,|or)\s*{placeholder})+", r"\1", query)
+            return Resolution(" ".join(query.split()), tuple(ids), None, about_papers=False, opens_topic=False)
+        # The conversation's topic, if these papers came up under it; otherwise what the paper is about.
+        on_topic = topic and set(ids) <= set(state.listing) | set(state.focus)
+        query = search_text(topic) if on_topic else GENERIC_QUERY
+        return Resolution(query, tuple(ids), None, about_papers=True, opens_topic=False)
+
+    if (year is not None or any_year) and not content and topic:
+        return Resolution(topic, (), year, opens_topic=True)  # "and in 2025?": the same question, narrowed
+
+    continuation = _CONTINUATION.match(text)
+    if continuation and topic and content:
+        # "what about diffusion?": the previous question about a new subject, with its filters.
+        core = " ".join(_mask(text, year_spans)[continuation.end() :].strip(" ?.!").split()) or text
+        previous_core = search_text(topic)
+        query = topic.replace(previous_core, core) if previous_core != topic and previous_core in topic else core
+        return Resolution(query, (), year if year is not None or any_year else state.topic_year, opens_topic=True)
+    return Resolution(text, (), year if year is not None or any_year else state.year, opens_topic=True)
+
+
+def remember(state: ChatState, question: str, resolution: Resolution, answer: Answer) -> None:
+    """Fold an answered question into the conversation."""
+    shown = list(answer.citations) or [s.id for s in answer.sources]
+    if resolution.opens_topic:
+        state.topic, state.topic_year = resolution.query, resolution.year
+        state.listing = shown
+        state.focus = list(answer.citations)
+    else:
+        # A drill-down keeps the list, so "the third one" still counts in the list the user saw.
+        state.focus = list(answer.citations) or list(resolution.paper_ids)
+        if not state.listing:
+            state.listing = shown
+    labels = {s.id: s.label for s in answer.sources}
+    state.history.append(Exchange(question, answer.answer, [(pid, labels.get(pid, "")) for pid in shown]))
+    del state.history[:-HISTORY_TURNS]
+    state.last, state.last_query = answer, resolution
+
+
+# -- the LLM's rewrite --------------------------------------------------------------------------------
+
+
+def parse_condensed(text: str) -> str | None:
+    """The rewritten question from an LLM's reply, or None when the reply is not usable."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    line = re.sub(r"^(?:standalone question|rewritten question|question)\s*:\s*", "", lines[0], flags=re.I)
+    line = line.strip().strip("\"'`“”").strip()
+    if not line or len(line) > MAX_CONDENSED_CHARS or line.startswith("INSUFFICIENT_EVIDENCE"):
+        return None
+    return line
+
+
+def apply_condensed(resolution: Resolution, condensed: str, state: ChatState) -> Resolution:
+    """Use the LLM's wording; the rules' papers and year stand, but ids it resolved from the conversation count."""
+    if resolution.paper_ids:
+        return replace(resolution, query=condensed)
+    known = state.conversation_ids()
+    named = [pid for pid in candidate_ids(condensed) if pid in known]
+    if named:
+        return Resolution(condensed, tuple(dict.fromkeys(named)), None, about_papers=False, opens_topic=False)
+    return replace(resolution, query=condensed)

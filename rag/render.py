@@ -1,0 +1,188 @@
+"""Terminal rendering shared by `rag` (cli.py) and `rag chat` (chat.py), written once so the two cannot drift.
+
+Source lines, the answer's footer, a paper's abstract, the streamed answer, search results, progress bars and
+the one-line `error:`/`warning:` texts. rich is imported inside the functions: `rag --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from .answer import Answer
+    from .corpus import Paper
+    from .retrieval import Source
+
+SNIPPET_CHARS = 240  # of each search result's snippet
+
+
+def stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+# -- failures ----------------------------------------------------------------------------------------
+
+
+def error_text(message: str, key: str | None) -> str:
+    """The one line for a failure; belt and braces: whatever reaches the terminal never carries the API key."""
+    from .llm import redact
+
+    return f"error: {redact(message, key)}"
+
+
+def warning_text(message: str, key: str | None) -> str:
+    """Something failed and the command carried on (e.g. the extractive answer instead of the LLM's)."""
+    from .llm import redact
+
+    return f"warning: {redact(message, key)}"
+
+
+def debug() -> bool:
+    """RAG_DEBUG=1: tracebacks instead of one line."""
+    return bool(os.environ.get("RAG_DEBUG"))
+
+
+def unexpected(exc: BaseException) -> str:
+    """The one line for a failure that is not a `RagError` (a bug, or a library's surprise)."""
+    text = str(exc).strip()
+    detail = text.splitlines()[0][:200] if text else ""
+    return f"unexpected {exc.__class__.__name__}: {detail} (set RAG_DEBUG=1 for the traceback)"
+
+
+# -- answers and papers ------------------------------------------------------------------------------
+
+
+def write_stream(piece: str) -> None:
+    """The answer as it is generated: straight to stdout, flushed, so each piece shows as it comes."""
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
+
+def source_line(source: Source) -> str:
+    year = source.year or "----"
+    return f"[{source.id}] {year}  {source.score:.2f}  {source.label}"
+
+
+def print_sources(console: Console, sources: list[Source], heading: str) -> None:
+    if not sources:
+        return
+    console.print()
+    console.print(heading, style="bold")
+    for source in sources:
+        console.print("  " + source_line(source), markup=False)
+
+
+def end_answer(result: Answer) -> None:
+    """After a streamed answer: end its line, then the papers it cites and a note of citations removed."""
+    sys.stdout.write("\n")
+    # Cited papers in the order the answer cites them; all retrieved ones when it cites none.
+    by_id = {s.id: s for s in result.sources}
+    shown = [by_id[c] for c in result.citations if c in by_id] or result.sources
+    print_sources(stdout_console(), shown, "Closest papers:" if result.abstained else "Sources:")
+    if result.dropped_citations:
+        stderr_console().print(
+            f"note: removed {len(result.dropped_citations)} citation(s) to papers that were not retrieved: "
+            + ", ".join(result.dropped_citations),
+            style="dim",
+            markup=False,
+        )
+
+
+def print_paper(console: Console, paper: Paper) -> None:
+    """A paper's full abstract under its id, venue (or year) and title: `rag show` and `/show`."""
+    console.print(f"[{paper.id}] {paper.venue or paper.year or ''}", style="bold", markup=False)
+    if paper.title:
+        console.print(paper.title, markup=False)
+    console.print()
+    console.print(paper.abstract, markup=False)
+
+
+def paper_json(paper: Paper) -> dict:
+    return {
+        "id": paper.id,
+        "title": paper.title,
+        "year": paper.year,
+        "venue": paper.venue,
+        "keywords": list(paper.keywords),
+        "abstract": paper.abstract,
+    }
+
+
+def print_results(sources: list[Source], filters: dict[str, object]) -> None:
+    """`rag search`: ranked source lines, each with the start of its snippet."""
+    from .text import tidy_latex
+
+    console = stdout_console()
+    if filters:
+        stderr_console().print(
+            "filtered: " + ", ".join(f"{k} {v}" for k, v in filters.items()), style="dim", markup=False
+        )
+    if not sources:
+        console.print("No papers match.")
+    for rank, source in enumerate(sources, start=1):
+        console.print(f"{rank:>2}. " + source_line(source), markup=False)
+        snippet = tidy_latex(source.snippet)  # for reading; --json keeps the stored text
+        cut = snippet[:SNIPPET_CHARS] + ("…" if len(snippet) > SNIPPET_CHARS else "")
+        console.print("    " + cut, style="dim", markup=False)
+
+
+# -- progress ----------------------------------------------------------------------------------------
+
+
+@contextmanager
+def ingest_progress(total: int) -> Iterator[Callable[[int, int | None], None]]:
+    """A bar on stderr for embedding `total` papers; yields the ingest's `on_progress` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=stderr_console(),
+        transient=False,
+    ) as progress:
+        task = progress.add_task("Embedding papers", total=total, rate="")
+        started = time.perf_counter()
+        first: list[int] = []  # papers already done (unchanged) when embedding began: not in the rate
+
+        def update(done: int, _total: int | None) -> None:
+            if not first:
+                first.append(done)
+            elapsed = time.perf_counter() - started
+            rate = f"{(done - first[0]) / elapsed:5.1f} papers/s" if elapsed > 0.5 and done > first[0] else ""
+            progress.update(task, completed=done, rate=rate)
+
+        yield update
+
+
+@contextmanager
+def eval_progress() -> Iterator[Progress]:
+    """Bars on stderr for `rag eval`, one task per retriever compared."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+    ) as progress:
+        yield progress
