@@ -178,6 +178,22 @@ def test_team_question_set_is_well_formed(seed_papers):
     assert all(not q.gold_ids for q in questions if q.type == "unanswerable")
 
 
+def test_heldout_question_set_is_well_formed(seed_papers):
+    """evals/heldout.jsonl: same schema and types as the team set, gold ids that exist, no question shared."""
+    from pathlib import Path
+
+    evals = Path(__file__).resolve().parent.parent / "evals"
+    questions = load_questions([evals / "heldout.jsonl"])
+    team = {q.question.lower() for q in load_questions([evals / "questions.jsonl"])}
+    ids = {p.id for p in seed_papers}
+    assert len(questions) >= 60 and all(q.qid.startswith("h") for q in questions)
+    assert {q.type for q in questions} <= {"topic", "fact", "paraphrase", "multi", "unanswerable", "venue"}
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(not q.gold_ids for q in questions if q.type == "unanswerable")
+    assert all(q.gold_ids and q.rationale for q in questions if q.type != "unanswerable")
+    assert not {q.question.lower() for q in questions} & team
+
+
 # -- the command --------------------------------------------------------------------------------------------
 
 
