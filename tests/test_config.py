@@ -4,6 +4,7 @@ it calls); a bad value is one line naming the variable, never a traceback."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from rag.config import Settings
 from rag.errors import InputError
 from rag.local_model import models_dir
 
+from .conftest import REPO
 from .helpers import BIN, cli_env
 from .llm_server import ScriptedLLM
 
@@ -249,3 +251,23 @@ def test_describe_is_one_line_of_help_naming_the_variable_and_the_default():
         "\n" not in Settings.describe(name) and Settings.model_fields[name].description
         for name in Settings.model_fields
     )
+
+
+def _readme_configuration_table() -> list[str]:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Configuration")
+    return [line for line in lines[start : lines.index("## Architecture", start)] if line.startswith("|")]
+
+
+def test_the_readme_lists_every_setting_with_its_variable_and_default():
+    """The README's table is `python -m rag.config`'s output: it cannot drift from the fields."""
+    table = _readme_configuration_table()
+    assert "\n".join(table) == Settings.settings_table()
+    shown = {}
+    for row in table[2:]:
+        variables, defaults, _meaning = row.strip("|").split(" | ")
+        for variable, default in zip(variables.split(" / "), defaults.split(" / "), strict=True):
+            shown[tuple(re.findall(r"`([A-Z][A-Z0-9_]+)`", variable))] = default
+    expected = {tuple(Settings.env_names(name)): Settings.shown_default(name) for name in Settings.model_fields}
+    assert shown == expected
+    assert shown[("RAG_K",)] == "`5`" and shown[("RAG_LLM_BASE_URL", "OPENAI_BASE_URL")].startswith("unset")
