@@ -195,8 +195,8 @@ class Settings(BaseSettings):
         except ValidationError as exc:  # a type the checks below do not cover: still one line
             error = exc.errors()[0]
             name = str(error["loc"][0]) if error["loc"] else ""
-            raw = values.get(name, error.get("input"))
-            raise InputError(f"{cls.env_name(name)}={raw!r}: {error['msg']}") from None
+            variable = cls.env_name(name) if name in cls.model_fields else name
+            raise InputError(f"{variable}={values.get(name, error.get('input'))!r}: {error['msg']}") from None
 
     @classmethod
     def env_value(cls, name: str) -> Any:
