@@ -4,15 +4,20 @@ it calls); a bad value is one line naming the variable, never a traceback."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from rag.cli import app
 from rag.config import Settings
+from rag.errors import InputError
 from rag.local_model import models_dir
 
+from .conftest import REPO
 from .helpers import BIN, cli_env
 from .llm_server import ScriptedLLM
 
@@ -186,3 +191,83 @@ def test_paths_expand_the_home_directory_and_empty_means_the_default(monkeypatch
     assert (settings.model_dir, settings.prompts_dir) == (None, None)
     assert settings.store == tmp_path / "data" / "rag-papers" / "store"
     assert models_dir(settings.model_dir) == tmp_path / "cache" / "rag-papers" / "models"
+
+
+# -- one declaration per setting: the defaults, the README, replace ------------------------------------------
+
+
+def test_settings_without_the_environment_are_the_defaults(monkeypatch):
+    """`Settings()` is the declared defaults; only `from_env` reads variables, and with none set it agrees."""
+    monkeypatch.setenv("RAG_K", "9")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    assert (Settings().k, Settings().llm_api_key, Settings.from_env().k) == (5, None, 9)
+    for name in ("RAG_K", "OPENAI_API_KEY", "RAG_MODEL_DIR"):  # the last set by conftest for every test
+        monkeypatch.delenv(name)
+    assert Settings.from_env() == Settings()
+
+
+def test_replace_overrides_fields_and_checks_them_as_the_environment_is_checked(monkeypatch):
+    """The CLI's flags and the API's arguments override settings with `dataclasses.replace`."""
+    monkeypatch.setenv("RAG_LLM_MODEL", "my-model")
+    settings = Settings.from_env()
+    changed = replace(settings, k=7, store=Path("~/elsewhere"))
+    assert (changed.k, changed.store, changed.backend, changed.llm_model) == (
+        7,
+        Path.home() / "elsewhere",
+        "openai",
+        "my-model",
+    )
+    assert settings.k == 5  # frozen: a copy
+    with pytest.raises(InputError, match=r"^k=0 is out of range \(from 1 to 100\)$"):
+        replace(settings, k=0)
+    assert replace(settings, local_context=100).local_context == 512  # the same floors
+    assert "sk-" not in repr(replace(settings, llm_api_key="sk-test-123456"))
+
+
+@pytest.mark.parametrize(("value", "debug"), [("1", True), ("yes", True), ("0", False), ("false", False), ("", False)])
+def test_rag_debug_is_a_setting(monkeypatch, value, debug):
+    monkeypatch.setenv("RAG_DEBUG", value)
+    assert Settings.from_env().debug is debug
+    monkeypatch.setenv("RAG_K", "abc")  # the error handler reads it alone: another bad variable must not matter
+    assert Settings.env_value("debug") is debug
+
+
+def test_env_value_reads_one_setting_as_from_env_does(monkeypatch):
+    assert Settings.env_value("llm_api_key") is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert (Settings.env_value("llm_api_key"), Settings.env_value("llm_base_url")) == (
+        "sk-test-123456",
+        "http://127.0.0.1:9/v1",
+    )
+
+
+def test_describe_is_one_line_of_help_naming_the_variable_and_the_default():
+    assert Settings.describe("k") == "papers retrieved per question (1–100) [env: RAG_K; default: 5]"
+    assert Settings.describe("llm_base_url").endswith(
+        "[env: RAG_LLM_BASE_URL or OPENAI_BASE_URL; default: unset (OpenAI's API when the backend is openai)]"
+    )
+    assert all(
+        "\n" not in Settings.describe(name) and Settings.model_fields[name].description
+        for name in Settings.model_fields
+    )
+
+
+def _readme_configuration_table() -> list[str]:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Configuration")
+    return [line for line in lines[start : lines.index("## Architecture", start)] if line.startswith("|")]
+
+
+def test_the_readme_lists_every_setting_with_its_variable_and_default():
+    """The README's table is `python -m rag.config`'s output: it cannot drift from the fields."""
+    table = _readme_configuration_table()
+    assert "\n".join(table) == Settings.settings_table()
+    shown = {}
+    for row in table[2:]:
+        variables, defaults, _meaning = row.strip("|").split(" | ")
+        for variable, default in zip(variables.split(" / "), defaults.split(" / "), strict=True):
+            shown[tuple(re.findall(r"`([A-Z][A-Z0-9_]+)`", variable))] = default
+    expected = {tuple(Settings.env_names(name)): Settings.shown_default(name) for name in Settings.model_fields}
+    assert shown == expected
+    assert shown[("RAG_K",)] == "`5`" and shown[("RAG_LLM_BASE_URL", "OPENAI_BASE_URL")].startswith("unset")
