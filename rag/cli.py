@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import __version__, render
-from .config import Settings
 from .errors import InputError, RagError
 
 if TYPE_CHECKING:
+    from .config import Settings
     from .embedding import Embedder
     from .store import Store
 
@@ -55,8 +55,10 @@ RetrieverOpt = Annotated[
 
 
 def _api_key() -> str | None:
-    # From the environment, not Settings: a failure is reported even when the settings themselves are bad.
-    return os.environ.get("OPENAI_API_KEY")
+    # This one field alone: a failure is reported even when another setting is bad.
+    from .config import Settings
+
+    return Settings.env_value("llm_api_key")
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -104,6 +106,8 @@ def _check_backend(name: str) -> None:
 
 
 def _settings(store: Path | None, chroma_url: str | None, **overrides) -> Settings:
+    from .config import Settings
+
     settings = Settings.from_env()
     if store is not None:
         overrides["store"] = store.expanduser()

@@ -6,7 +6,6 @@ the one-line `error:`/`warning:` texts. rich is imported inside the functions: `
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -55,7 +54,9 @@ def warning_text(message: str, key: str | None) -> str:
 
 def debug() -> bool:
     """RAG_DEBUG=1: tracebacks instead of one line."""
-    return bool(os.environ.get("RAG_DEBUG"))
+    from .config import Settings
+
+    return bool(Settings.env_value("debug"))
 
 
 def unexpected(exc: BaseException) -> str:
