@@ -92,20 +92,9 @@ def open_store(
     if store.collection(embedder) is None or store.collection().count() == 0:
         if not auto_seed:
             raise StoreError(f"the store at {settings.store_label} is empty: {how_to_fill()}")
-        from .corpus import bundled_seeds_dir, load_papers
-        from .store import ingest_lock
+        from .ingest import fill_with_seeds
 
-        papers = load_papers([bundled_seeds_dir()])
-        if on_note:
-            on_note(f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}")
-        with ingest_lock(settings):
-            if ingest is not None:
-                ingest(store, papers, embedder)
-            else:
-                from .ingest import ingest as write
-
-                write(store, papers, embedder)
-        store.forget_collection()
+        fill_with_seeds(store, embedder, using=ingest, on_note=on_note)
     return store, embedder
 
 
