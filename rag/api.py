@@ -92,20 +92,9 @@ def open_store(
     if store.collection(embedder) is None or store.collection().count() == 0:
         if not auto_seed:
             raise StoreError(f"the store at {settings.store_label} is empty: {how_to_fill()}")
-        from .corpus import bundled_seeds_dir, load_papers
-        from .store import ingest_lock
+        from .ingest import fill_with_seeds
 
-        papers = load_papers([bundled_seeds_dir()])
-        if on_note:
-            on_note(f"First run: indexing the {len(papers)} bundled seed abstracts into {settings.store_label}")
-        with ingest_lock(settings):
-            if ingest is not None:
-                ingest(store, papers, embedder)
-            else:
-                from .ingest import ingest as write
-
-                write(store, papers, embedder)
-        store.forget_collection()
+        fill_with_seeds(store, embedder, using=ingest, on_note=on_note)
     return store, embedder
 
 
@@ -132,8 +121,16 @@ class Papers:
                 self._opened = open_store(self.settings, auto_seed=is_default_store(self.settings))
             return self._opened
 
-    def _with(self, backend: str | None) -> Settings:
-        return replace(self.settings, backend=backend) if backend else self.settings
+    def _prepare(
+        self, question: str, year: int | None, venue: str | None, backend: str | None
+    ) -> tuple[Query, Store, Embedder, Settings]:
+        """The question parsed (a bad one raises before the store opens), the open store, and the settings with
+        `backend` applied: what `ask` and `stream` start from."""
+        from .query import parse
+
+        query = parse(question, year=year, venue=venue)
+        store, embedder = self._open()
+        return query, store, embedder, replace(self.settings, backend=backend) if backend else self.settings
 
     def ask(
         self,
@@ -146,11 +143,8 @@ class Papers:
         """The answer to `question`, citing only retrieved papers. An LLM that fails falls back to the
         extractive answer, with the reason in `Answer.warnings`."""
         from .answer import ask
-        from .query import parse
 
-        query = parse(question, year=year, venue=venue)
-        store, embedder = self._open()
-        settings = self._with(backend)
+        query, store, embedder, settings = self._prepare(question, year, venue, backend)
         return ask(query, store, embedder, settings, settings.backend, k=k)
 
     def search(
@@ -183,11 +177,8 @@ class Papers:
         loop early stops the answer at its next piece of text.
         """
         from .answer import ask
-        from .query import parse
 
-        query = parse(question, year=year, venue=venue)
-        store, embedder = self._open()
-        settings = self._with(backend)
+        query, store, embedder, settings = self._prepare(question, year, venue, backend)
         events: queue.Queue[Event | BaseException | None] = queue.Queue()
         stopped = threading.Event()
 

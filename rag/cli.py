@@ -166,7 +166,8 @@ def ingest(
     """Add papers to the store; unchanged papers are skipped, changed ones replaced."""
     from .corpus import expand_paths, iter_papers, validate_files
     from .embedding import get_embedder
-    from .store import Store, ingest_lock
+    from .ingest import ingest_lock
+    from .store import Store
 
     settings = _settings(store, chroma_url)
     started = time.perf_counter()

@@ -3,25 +3,21 @@
 Each chunk is one Chroma record (`<paper id>#<chunk number>`); every record carries its paper's content
 hash, so re-ingesting unchanged papers embeds nothing. The collection's metadata records the embedding
 model that built it: querying with another model is refused rather than returning garbage.
+
+This module opens, reads and checks the store; writing it (the windowed ingest, the writer lock, the rebuild
+swap) is rag/ingest.py's.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 import re
-import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from .chunking import Chunk, chunk_paper, paper_hash
 from .corpus import Paper
 from .errors import NotFoundError, RagError, StoreError
 
@@ -30,18 +26,6 @@ if TYPE_CHECKING:
 
     from .config import Settings
     from .embedding import Embedder
-
-
-@dataclass
-class IngestReport:
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    chunks_embedded: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.added + self.updated + self.unchanged
 
 
 @dataclass(frozen=True)
@@ -73,49 +57,10 @@ def _client(settings: Settings):
         settings.store.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(settings.store), settings=chroma_settings)
     except Exception as exc:
-        raise StoreError(_explain(exc, str(settings.store))) from None
+        raise StoreError(explain(exc, str(settings.store))) from None
 
 
-def _lock_path(settings: Settings) -> Path:
-    if settings.chroma_url:
-        from platformdirs import user_cache_dir
-
-        key = hashlib.sha1(f"{settings.chroma_url}|{settings.collection}".encode()).hexdigest()[:12]
-        return Path(user_cache_dir("rag-papers", appauthor=False)) / "locks" / f"{key}.lock"
-    return settings.store / ".ingest.lock"
-
-
-@contextmanager
-def ingest_lock(settings: Settings) -> Iterator[None]:
-    """One writer per store: a second `rag ingest` exits with a clear message instead of interleaving."""
-    import fcntl
-
-    path = _lock_path(settings)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a+")  # noqa: SIM115 - held open for the lock's lifetime
-    except OSError as exc:
-        raise StoreError(f"cannot write to the store at {settings.store_label} ({exc.strerror or exc})") from None
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise StoreError(
-                f"another `rag ingest` (pid {holder}) is writing to {settings.store_label}: "
-                "wait for it to finish, then run this again"
-            ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        yield
-    finally:
-        handle.close()  # closing releases the lock
-
-
-def _explain(exc: BaseException, label: str) -> str:
+def explain(exc: BaseException, label: str) -> str:
     """What went wrong with the store, in words a user can act on."""
     text = str(exc).lower()
     if "readonly database" in text or "read-only file system" in text:
@@ -130,7 +75,7 @@ def _explain(exc: BaseException, label: str) -> str:
     return f"the store at {label} failed ({_short(exc)})"
 
 
-def _set_metadata(collection, **changes: Any) -> None:
+def set_metadata(collection, **changes: Any) -> None:
     """Change some of a collection's metadata, keeping the rest."""
     # Chroma replaces metadata wholesale and refuses to restate the distance function.
     meta = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
@@ -173,8 +118,8 @@ class Store:
         self.client = client if client is not None else _client(settings)
         self._collection = None
         self._count: tuple[object, int] | None = None  # (collection handle, its chunk count)
-        # Read through an interrupted rebuild swap (see `recover_rebuild`); off for a rebuild's own temp collection.
-        self._fallback = fallback
+        # Read through an interrupted rebuild swap (`rag.ingest.recover_rebuild`); off for a rebuild's own collection.
+        self.fallback = fallback
 
     # -- opening -----------------------------------------------------------------------------------
 
@@ -211,18 +156,23 @@ class Store:
         try:
             return self.client.get_collection(name, embedding_function=None)
         except ChromaNotFound:
-            if not self._fallback:
+            if not self.fallback:
                 raise
-        temp_name, aside_name = self._swap_names()
-        new = self._find(temp_name)
+        temp_name, aside_name = self.swap_names()
+        new = self.find(temp_name)
         if new is not None and (new.metadata or {}).get(REBUILT):
             return new
-        old = self._find(aside_name)
+        old = self.find(aside_name)
         if old is not None:
             return old
         return self.client.get_collection(name, embedding_function=None)  # raises NotFound: there is none
 
-    def _find(self, name: str):
+    def swap_names(self) -> tuple[str, str]:
+        """(the collection a rebuild fills, the name the old collection is moved to while the new one moves in)"""
+        final = self.settings.collection
+        return f"{final}-rebuild", f"{final}-replaced"
+
+    def find(self, name: str):
         """The collection `name`, or None when there is none."""
         from chromadb.errors import NotFoundError as ChromaNotFound
 
@@ -262,11 +212,11 @@ class Store:
         collection = self.collection()
         return str((collection.metadata or {}).get("generation", "0")) if collection is not None else "none"
 
-    def _bump_generation(self, papers: int | None = None) -> None:
+    def bump_generation(self, papers: int | None = None) -> None:
         changes: dict[str, Any] = {"generation": uuid.uuid4().hex[:16]}
         if papers is not None:
             changes["papers"] = papers
-        _set_metadata(self.collection(), **changes)
+        set_metadata(self.collection(), **changes)
         self._collection = None
 
     def exists(self) -> bool:
@@ -282,8 +232,6 @@ class Store:
             return recorded
         return len(collection.get(where={"chunk": 0}, include=[])["ids"])
 
-    # -- writing -----------------------------------------------------------------------------------
-
     def stored_papers(self) -> dict[str, tuple[str, int]]:
         """paper id → (content hash, number of chunks), read from each paper's chunk 0."""
         collection = self.collection()
@@ -295,191 +243,6 @@ class Store:
             for meta in result["metadatas"] or []
         }
 
-    def ingest(
-        self,
-        papers: Iterable[Paper],
-        embedder: Embedder,
-        rebuild: bool = False,
-        on_progress: Callable[[int, int | None], None] | None = None,
-        total: int | None = None,
-    ) -> IngestReport:
-        """Add new papers, replace changed ones, skip unchanged ones, streaming: memory holds one window
-        of chunks, not the corpus. Safe to kill at any point: a rerun redoes only unfinished papers.
-
-        The caller holds the writer lock (`ingest_lock`): a rebuild swap cut short earlier is settled first.
-        """
-        self.recover_rebuild()
-        if rebuild:
-            return self._rebuild(papers, embedder, on_progress, total)
-        return self._ingest(papers, embedder, on_progress, total)
-
-    def _ingest(
-        self,
-        papers: Iterable[Paper],
-        embedder: Embedder,
-        on_progress: Callable[[int, int | None], None] | None,
-        total: int | None,
-    ) -> IngestReport:
-        if isinstance(papers, list) and total is None:
-            total = len(papers)
-        self.collection(embedder)  # an existing store must have been built with this embedder
-        settings = self.settings
-        stored = self.stored_papers()
-        report = IngestReport()
-        window: list[tuple[Paper, int, list[Chunk]]] = []
-        window_chunks = 0
-        done = 0
-        last_progress = 0.0
-        changing = False  # a paper to add or replace was seen
-        # Chroma writes run on a second thread while the next window is embedded (at most one in flight).
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-write") as writer:
-            pending: Future | None = None
-            for paper in papers:
-                digest = paper_hash(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
-                previous = stored.get(paper.id)
-                if previous and previous[0] == digest:
-                    report.unchanged += 1
-                    done += 1
-                else:
-                    if not changing:
-                        changing = True
-                        if self.collection() is not None:
-                            # Invalidate derived indexes before the first write, in case we die mid-way. (A flag,
-                            # not `report`: the writer thread fills that in later, so it cannot tell the first.)
-                            self._bump_generation()
-                    chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
-                    window.append((paper, previous[1] if previous else 0, chunks))
-                    window_chunks += len(chunks)
-                    if window_chunks >= settings.ingest_window:
-                        pending = self._embed_and_submit(window, embedder, report, writer, pending)
-                        done += len(window)
-                        window, window_chunks = [], 0
-                if on_progress and time.monotonic() - last_progress > 0.2:
-                    on_progress(done, total)
-                    last_progress = time.monotonic()
-            if window:
-                pending = self._embed_and_submit(window, embedder, report, writer, pending)
-                done += len(window)
-            if pending is not None:
-                pending.result()
-        if on_progress:
-            on_progress(done, total if total is not None else done)
-        if report.added or report.updated:
-            self._finish_ingest()
-        return report
-
-    def _embed_and_submit(
-        self,
-        window: list[tuple[Paper, int, list[Chunk]]],
-        embedder: Embedder,
-        report: IngestReport,
-        writer: ThreadPoolExecutor,
-        pending: Future | None,
-    ) -> Future:
-        chunks = [chunk for _, _, paper_chunks in window for chunk in paper_chunks]
-        vectors = embedder.embed([c.embed_text for c in chunks])
-        if pending is not None:
-            pending.result()  # the previous window is written (or its error raised) before the next goes
-        # Created on first write: an endpoint's embedding dimension is known only after its first reply.
-        self.collection(embedder, create=True)
-        return writer.submit(self._write, window, chunks, vectors, report)
-
-    def _finish_ingest(self) -> None:
-        """Record the paper count and move to a new generation (derived indexes see they are stale)."""
-        collection = self.collection()
-        papers = len(collection.get(where={"chunk": 0}, include=[])["ids"])
-        self._bump_generation(papers=papers)
-
-    def _write(
-        self, window: list[tuple[Paper, int, list[Chunk]]], chunks: list[Chunk], vectors, report: IngestReport
-    ) -> None:
-        """Write whole papers in one call per batch, so a paper is never half-updated."""
-        collection = self.collection()
-        # Stale chunks go first: if we die after this, chunk 0 still carries the old hash and the
-        # paper is redone on the next run.
-        stale = [f"{paper.id}#{n}" for paper, old, new in window for n in range(len(new), old)]
-        try:
-            if stale:
-                collection.delete(ids=stale)
-            collection.upsert(
-                ids=[c.id for c in chunks],
-                embeddings=vectors,
-                documents=[c.text for c in chunks],
-                metadatas=[c.metadata for c in chunks],
-            )
-        except Exception as exc:
-            raise StoreError(_explain(exc, self.settings.store_label)) from None
-        for _, old, _ in window:
-            if old:
-                report.updated += 1
-            else:
-                report.added += 1
-        report.chunks_embedded += len(chunks)
-
-    # -- rebuilding ----------------------------------------------------------------------------------
-
-    def _swap_names(self) -> tuple[str, str]:
-        """(the collection a rebuild fills, the name the old collection is moved to while the new one moves in)"""
-        final = self.settings.collection
-        return f"{final}-rebuild", f"{final}-replaced"
-
-    def _rebuild(self, papers: Iterable[Paper], embedder: Embedder, on_progress, total: int | None) -> IngestReport:
-        """Build a fresh collection beside the old one and swap it in only when complete.
-
-        The swap is four steps, and a kill between any two leaves a complete collection to read (`_readable`)
-        and a state `recover_rebuild` finishes: (1) the new collection is marked complete; (2) the old one is
-        renamed aside; (3) the new one takes the final name; (4) the old one is deleted.
-        """
-        temp_name, aside_name = self._swap_names()
-        temp = Store(replace(self.settings, collection=temp_name), client=self.client, fallback=False)
-        report = temp._ingest(papers, embedder, on_progress, total)
-        new = temp.collection(embedder, create=True)  # exists even when nothing was added
-        try:
-            _set_metadata(new, **{REBUILT: True})  # (1)
-            old = self._find(self.settings.collection)
-            if old is not None:
-                old.modify(name=aside_name)  # (2)
-            new.modify(name=self.settings.collection)  # (3)
-            if old is not None:
-                self.client.delete_collection(aside_name)  # (4)
-        except Exception as exc:
-            raise StoreError(_explain(exc, self.settings.store_label)) from None
-        self._collection = None
-        return report
-
-    def recover_rebuild(self) -> None:
-        """Settle a rebuild that was cut short: a complete new collection is swapped in (the steps of `_rebuild`
-        that did not run), an unfinished one deleted (the old one stands). Only under the writer lock."""
-        from chromadb.errors import NotFoundError as ChromaNotFound
-
-        if not self._fallback:
-            return
-        temp_name, aside_name = self._swap_names()
-        try:
-            new, aside = self._find(temp_name), self._find(aside_name)
-            if new is None and aside is None:
-                return  # the usual case: no rebuild was interrupted
-            if new is not None and not (new.metadata or {}).get(REBUILT):
-                self.client.delete_collection(temp_name)  # killed while filling it
-                new = None
-            current = self._find(self.settings.collection)
-            if new is not None:
-                if current is not None:
-                    if aside is not None:
-                        self.client.delete_collection(aside_name)  # older still than the current one
-                    current.modify(name=aside_name)
-                    aside = current
-                new.modify(name=self.settings.collection)
-            elif current is None and aside is not None:
-                aside.modify(name=self.settings.collection)  # the old one back: there is no new one
-                aside = None
-            if aside is not None:
-                with contextlib.suppress(ChromaNotFound):  # a delete cut short may have finished
-                    self.client.delete_collection(aside_name)
-        except Exception as exc:
-            raise StoreError(_explain(exc, self.settings.store_label)) from None
-        self._collection = None
-
     # -- reading -----------------------------------------------------------------------------------
 
     @contextmanager
@@ -490,7 +253,7 @@ class Store:
         except RagError:
             raise  # already a user-facing failure: an unknown retriever is the user's input, not the store's fault
         except Exception as exc:
-            raise StoreError(_explain(exc, self.settings.store_label)) from None
+            raise StoreError(explain(exc, self.settings.store_label)) from None
 
     def query(self, vector: np.ndarray, n: int, where: dict | None = None, details: bool = True) -> list[ChunkHit]:
         """The `n` nearest chunks, best first, with cosine similarity as the score.

@@ -70,11 +70,12 @@ def seed_store_dir(tmp_path_factory, seed_papers) -> Path:
     """A store holding the 95 seeds, built once per session with the real model (read-only for tests)."""
     from rag.config import Settings
     from rag.embedding import get_embedder
+    from rag.ingest import write
     from rag.store import Store
 
     path = tmp_path_factory.mktemp("seed-store") / "store"
     settings = replace(Settings(), store=path)
-    Store(settings).ingest(seed_papers, get_embedder(settings))
+    write(Store(settings), seed_papers, get_embedder(settings))
     return path
 
 

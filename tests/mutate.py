@@ -216,11 +216,12 @@ AREAS: dict[str, Area] = {
             "ingest",
             (
                 Target("rag/chunking.py", ("paper_hash",)),
+                Target("rag/store.py", ("Store.stored_papers",)),
                 Target(
-                    "rag/store.py",
-                    ("Store.stored_papers", "Store._ingest"),
+                    "rag/ingest.py",
+                    ("Writer.run",),
                     {
-                        "Store._ingest": (
+                        "Writer.run": (
                             "digest = paper_hash(",
                             "previous = stored.get(",
                             "if previous and previous[0] == digest",
@@ -659,9 +660,9 @@ def build_seed_store(work: Copy, path: Path) -> None:
     script = (
         "import sys\nfrom dataclasses import replace\nfrom pathlib import Path\n"
         "from rag.config import Settings\nfrom rag.corpus import load_papers\n"
-        "from rag.embedding import get_embedder\nfrom rag.store import Store\n"
+        "from rag.embedding import get_embedder\nfrom rag.ingest import write\nfrom rag.store import Store\n"
         "settings = replace(Settings(), store=Path(sys.argv[1]))\n"
-        "Store(settings).ingest(load_papers([Path('seeds')]), get_embedder(settings))\n"
+        "write(Store(settings), load_papers([Path('seeds')]), get_embedder(settings))\n"
     )
     done = subprocess.run([PYTHON, "-c", script, str(path)], cwd=work.root, env=work.env(), capture_output=True)
     if done.returncode != 0:

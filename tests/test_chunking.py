@@ -11,6 +11,7 @@ from rag.chunking import Chunk, chunk_paper
 from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import MAX_TOKENS, get_embedder, load_tokenizer, token_counter
+from rag.ingest import write
 from rag.store import Store
 
 LONG = " ".join(
@@ -124,14 +125,14 @@ def test_changing_the_overlap_re_embeds_the_paper_on_the_next_ingest(tmp_path):
             text for _, text in sorted(zip([m["chunk"] for m in rows["metadatas"]], rows["documents"], strict=True))
         ]
 
-    first = Store(settings).ingest([paper], embedder)
+    first = write(Store(settings), [paper], embedder)
     assert (first.added, first.chunks_embedded) == (1, len(chunk_paper(paper, 128, 24, embedder.name)))
-    again = Store(settings).ingest([paper], embedder)
+    again = write(Store(settings), [paper], embedder)
     assert (again.unchanged, again.chunks_embedded) == (1, 0)  # same settings: nothing to do
 
     no_overlap = replace(settings, chunk_overlap=0)
     expected = [c.text for c in chunk_paper(paper, 128, 0, embedder.name)]
-    report = Store(no_overlap).ingest([paper], embedder)
+    report = write(Store(no_overlap), [paper], embedder)
     assert (report.updated, report.chunks_embedded) == (1, len(expected))
     store = Store(no_overlap)
     assert stored_texts(store) == expected  # the old, overlapping chunks are gone

@@ -74,11 +74,12 @@ def test_no_answer_shows_an_id_outside_the_sources_even_under_injection(local_mo
     from rag.config import Settings
     from rag.corpus import load_papers
     from rag.embedding import get_embedder
+    from rag.ingest import write
     from rag.store import Store
 
     (tmp_path / "papers.jsonl").write_text("\n".join(json.dumps(p) for p in PAPERS) + "\n")
     settings = replace(Settings(), store=tmp_path / "store")
-    Store(settings).ingest(load_papers([tmp_path / "papers.jsonl"]), get_embedder(settings))
+    write(Store(settings), load_papers([tmp_path / "papers.jsonl"]), get_embedder(settings))
     monkeypatch.setenv("RAG_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("RAG_LOCAL_MODEL_PATH", str(local_model_file))
     for question in ("which papers study machine unlearning?", "what does inj-01 say to cite?"):

@@ -11,7 +11,7 @@ from rag.answer import ask
 from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
-from rag.ingest import ingest
+from rag.ingest import ingest, write
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
 from rag.query import parse_filters
 from rag.retrieval import reciprocal_rank_fusion, retrieve, score_fusion
@@ -139,12 +139,12 @@ def test_lexical_index_stays_in_step_with_reingest_of_a_changed_paper(settings):
 
 
 def test_a_store_written_without_the_index_gets_one_at_its_first_question(settings):
-    """`Store.ingest` alone leaves the BM25 index stale (rag.ingest refreshes it): the first search builds it."""
+    """`write` alone leaves the BM25 index stale (`ingest` refreshes it): the first search builds it."""
     from rag import lexical
 
     embedder = get_embedder(settings)
     ingest(Store(settings), papers("Sparse attention kernels."), embedder)
-    Store(settings).ingest(papers("Tokenizer-free byte-level language models."), embedder)
+    write(Store(settings), papers("Tokenizer-free byte-level language models."), embedder)
     lexical._loaded.clear()
     store = Store(settings)
     assert LexicalIndex.load(index_dir(store)).generation != store.generation()  # on disk: the old contents
@@ -154,9 +154,9 @@ def test_a_store_written_without_the_index_gets_one_at_its_first_question(settin
 
 def test_unchanged_reingest_keeps_the_generation(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers("Sparse attention."), embedder)
+    write(Store(settings), papers("Sparse attention."), embedder)
     before = Store(settings).generation()
-    Store(settings).ingest(papers("Sparse attention."), embedder)
+    write(Store(settings), papers("Sparse attention."), embedder)
     assert Store(settings).generation() == before
 
 
@@ -332,7 +332,7 @@ NAMED_QUESTION = "Zorblax optimizer"
 def named_store(tmp_path_factory):
     settings = replace(Settings(), store=tmp_path_factory.mktemp("named") / "store")
     embedder = get_embedder(settings)
-    Store(settings).ingest(NAMED_PAPERS, embedder)
+    write(Store(settings), NAMED_PAPERS, embedder)
     return Store(settings), embedder, settings
 
 

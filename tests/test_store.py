@@ -11,6 +11,7 @@ from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
 from rag.errors import NotFoundError, StoreError
+from rag.ingest import write
 from rag.store import Store
 
 LONG = " ".join(f"Finding {i} concerns sparse attention kernels on long sequences." for i in range(40))
@@ -40,22 +41,22 @@ def chunk_ids(store: Store) -> list[str]:
 
 def test_reingesting_unchanged_papers_embeds_nothing(settings):
     embedder = get_embedder(settings)
-    first = Store(settings).ingest(papers(), embedder)
+    first = write(Store(settings), papers(), embedder)
     assert (first.added, first.updated, first.unchanged) == (3, 0, 0)
     assert first.chunks_embedded > 3  # the long abstract is several chunks
     before = chunk_ids(Store(settings))
-    again = Store(settings).ingest(papers(), embedder)
+    again = write(Store(settings), papers(), embedder)
     assert (again.added, again.updated, again.unchanged, again.chunks_embedded) == (0, 0, 3, 0)
     assert chunk_ids(Store(settings)) == before
 
 
 def test_changed_abstract_replaces_all_of_that_papers_old_chunks(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
+    write(Store(settings), papers(), embedder)
     store = Store(settings)
     assert len([i for i in chunk_ids(store) if i.startswith("b#")]) > 1
 
-    report = Store(settings).ingest(papers("Now a short abstract about tokenizer-free language models."), embedder)
+    report = write(Store(settings), papers("Now a short abstract about tokenizer-free language models."), embedder)
     assert (report.added, report.updated, report.unchanged) == (0, 1, 2)
     store = Store(settings)
     assert [i for i in chunk_ids(store) if i.startswith("b#")] == ["b#0"]  # no stale chunks left
@@ -66,8 +67,8 @@ def test_changed_abstract_replaces_all_of_that_papers_old_chunks(settings):
 
 def test_rebuild_reembeds_everything_into_a_fresh_collection(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
-    report = Store(settings).ingest(papers()[:2], embedder, rebuild=True)
+    write(Store(settings), papers(), embedder)
+    report = write(Store(settings), papers()[:2], embedder, rebuild=True)
     assert (report.added, report.unchanged) == (2, 0)
     store = Store(settings)
     assert store.count_papers() == 2  # paper c was not in the rebuild
@@ -76,7 +77,7 @@ def test_rebuild_reembeds_everything_into_a_fresh_collection(settings):
 
 def test_store_records_its_embedding_model_and_refuses_another(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
+    write(Store(settings), papers(), embedder)
     store = Store(settings)
     assert store.collection().metadata["embedding_model"] == "all-MiniLM-L6-v2-onnx-int8"
     assert store.collection().metadata["embedding_dim"] == 384
@@ -90,14 +91,14 @@ def test_store_records_its_embedding_model_and_refuses_another(settings):
 
 
 def test_unknown_paper_id_is_a_clear_error(settings):
-    Store(settings).ingest(papers(), get_embedder(settings))
+    write(Store(settings), papers(), get_embedder(settings))
     with pytest.raises(NotFoundError, match="no paper with id 'zz'"):
         Store(settings).get_paper("zz")
 
 
 def test_year_filter_is_applied_in_chroma(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
+    write(Store(settings), papers(), embedder)
     hits = Store(settings).query(embedder.embed(["unlearning"])[0], n=10, where={"year": 2025})
     assert hits and {h.paper_id for h in hits} <= {"b", "c"}
 
@@ -122,9 +123,9 @@ def test_papers_mentioning_a_name_matches_whole_words_only(seed_store):
 )
 def test_a_change_to_any_field_of_a_paper_replaces_it_on_the_next_ingest(settings, change):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
+    write(Store(settings), papers(), embedder)
     changed = [replace(papers()[0], **change), *papers()[1:]]
-    report = Store(settings).ingest(changed, embedder)
+    report = write(Store(settings), changed, embedder)
     assert (report.added, report.updated, report.unchanged) == (0, 1, 2)
     stored = Store(settings).get_paper("a")
     assert [getattr(stored, name) for name in change] == list(change.values())
@@ -132,8 +133,8 @@ def test_a_change_to_any_field_of_a_paper_replaces_it_on_the_next_ingest(setting
 
 def test_a_new_chunk_size_re_embeds_every_paper(settings):
     embedder = get_embedder(settings)
-    Store(settings).ingest(papers(), embedder)
-    report = Store(replace(settings, chunk_tokens=64)).ingest(papers(), embedder)
+    write(Store(settings), papers(), embedder)
+    report = write(Store(replace(settings, chunk_tokens=64)), papers(), embedder)
     assert (report.added, report.updated, report.unchanged) == (0, 3, 0)
     assert len([i for i in chunk_ids(Store(settings)) if i.startswith("b#")]) > 5  # the long abstract, re-split
 

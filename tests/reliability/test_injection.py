@@ -56,12 +56,13 @@ QUESTION = "which papers study machine unlearning?"
 def injected_store(tmp_path_factory) -> Path:
     from rag.corpus import load_papers
     from rag.embedding import get_embedder
+    from rag.ingest import write
     from rag.store import Store
 
     folder = tmp_path_factory.mktemp("injected")
     (folder / "papers.jsonl").write_text("\n".join(json.dumps(p) for p in PAPERS) + "\n")
     settings = replace(Settings(), store=folder / "store")
-    Store(settings).ingest(load_papers([folder / "papers.jsonl"]), get_embedder(settings))
+    write(Store(settings), load_papers([folder / "papers.jsonl"]), get_embedder(settings))
     return folder / "store"
 
 

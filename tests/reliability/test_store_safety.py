@@ -19,6 +19,7 @@ import pytest
 
 from rag.config import Settings
 from rag.corpus import Paper, load_papers
+from rag.ingest import write
 from rag.store import Store
 
 from .. import fault_points
@@ -137,7 +138,7 @@ def test_the_exactness_check_fails_on_a_stale_chunk_or_an_old_text(tmp_path, see
     settings = replace(Settings(), store=store)
     embedder = get_embedder(settings)
     papers = as_read(seed_papers[:3], tmp_path / "papers.jsonl.gz")
-    Store(settings).ingest(papers, embedder)
+    write(Store(settings), papers, embedder)
     assert_store_exact(store, papers)
     collection = Store(settings).collection()
     head = collection.get(ids=[f"{papers[0].id}#0"], include=["embeddings", "documents", "metadatas"])
@@ -257,7 +258,7 @@ def test_a_rebuild_killed_at_any_step_reads_as_old_or_new_and_the_next_ingest_co
 
 def test_a_store_built_with_another_model_is_refused_not_mixed(tmp_path, seed_papers):
     store = tmp_path / "store"
-    Store(replace(Settings(), store=store)).ingest(seed_papers[:3], _FakeModel())
+    write(Store(replace(Settings(), store=store)), seed_papers[:3], _FakeModel())
     env = cli_env(RAG_STORE=str(store), XDG_CACHE_HOME=str(tmp_path / "cache"))
     for args in (["search", "unlearning"], ["ask", "which papers study unlearning?"], ["ingest", "/dev/null"]):
         result = rag(args, env)
