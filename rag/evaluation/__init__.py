@@ -2,9 +2,9 @@
 abstention, groundedness and latency — per question, by type, and overall.
 
 `questions` reads question sets; `metrics` scores one answer (pure functions); `run` answers a set through
-the pipeline and holds the LLM judge; `report` turns results into tables, a report, a chart, a
-comparison and `--fail-under` checks. Each module imports only those named before it
-(a layers contract in pyproject.toml, checked by lint-imports).
+the core (`rag.answer.ask`, as every client does) and holds the LLM judge; `report` turns results into
+tables, a report, a chart, a comparison and `--fail-under` checks. Each module imports only those named
+before it (a layers contract in pyproject.toml, checked by lint-imports).
 The names callers use (`rag eval`, evals/bench_search.py) are exported here.
 """
 

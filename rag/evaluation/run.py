@@ -1,12 +1,12 @@
-"""Running a question set through the pipeline, scoring each answer, and the LLM judge."""
+"""Running a question set through the core (`rag.answer.ask`, as every client does), scoring each answer,
+and the LLM judge."""
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .metrics import METRICS, mean, percentile, score_question
@@ -15,6 +15,7 @@ from .questions import QUESTION_TYPES
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
+    from ..retrieval import Retrieval
     from ..store import Store
     from .questions import Question
 
@@ -107,19 +108,26 @@ def run_eval(
     on_progress: Callable[[int], None] | None = None,
 ) -> Run:
     """Answer every question with the real pipeline and score it."""
-    from ..answer import answer_from_sources
-    from ..backends import get_backend
-    from ..query import parse
-    from ..retrieval import retrieve
+    from ..answer import ask
 
-    backend = get_backend(backend_name, settings, embedder)
-    run = Run(retriever=retriever, backend=backend.name, k=k)
+    # The variant is the settings' retriever, so every question goes through `ask` exactly as a user's would.
+    settings = replace(settings, retriever=retriever)
+    run = Run(retriever=retriever, backend=backend_name, k=k)
     for done, q in enumerate(questions, start=1):
-        started = time.perf_counter()
-        found = retrieve(parse(q.question), store, embedder, settings, k=max(k, RETRIEVAL_DEPTH), mode=retriever)
-        retrieved = [s.id for s in found.sources]
-        sources = found.sources[:k]
-        answer = answer_from_sources(found.query, sources, backend, settings, None, found.elapsed_ms, started)
+        seen: list[Retrieval] = []
+        answer = ask(
+            q.question,
+            store,
+            embedder,
+            settings,
+            backend_name,
+            k=k,
+            on_retrieved=seen.append,
+            depth=RETRIEVAL_DEPTH,
+            fallback=False,  # an LLM's failure stops the eval rather than scoring extractive answers as its own
+        )
+        retrieved = [s.id for s in seen[0].sources]
+        sources = seen[0].sources[:k]  # what the answer read
         abstracts = {s.id: s.abstract for s in sources}
         metrics = score_question(
             q,
