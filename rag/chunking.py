@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .corpus import Paper
 from .embedding import MAX_TOKENS, token_counter
+from .text import sentences_with_fallback
 
 
 @dataclass(frozen=True)
@@ -23,26 +22,6 @@ class Chunk:
     text: str
     embed_text: str
     metadata: dict
-
-
-_PLAIN_SENTENCE = re.compile(r".*?(?:[.!?]+(?=\s|$)|$)\s*", re.S)  # "31.5k" is not a sentence end
-
-
-def sentences_with_fallback(text: str, punkt: Callable[[str], list[str]] | None = None) -> list[str]:
-    """llama-index's sentence tokenizer (nltk punkt), or a plain regex split when punkt times out.
-
-    nltk runs every regex under a 5 s *wall-clock* limit (nltk.redos). At 31.5k papers a long Chroma write on
-    the ingest's writer thread, or a busy machine, used that up and the whole ingest failed at 30,484 of 31,500
-    papers; one paper split at . ! ? is better than a failed ingest. The pieces join back to `text`, as punkt's do.
-    """
-    if punkt is None:
-        from llama_index.core.node_parser.text.utils import split_by_sentence_tokenizer
-
-        punkt = split_by_sentence_tokenizer()
-    try:
-        return punkt(text)
-    except TimeoutError:
-        return [piece for piece in _PLAIN_SENTENCE.findall(text) if piece]
 
 
 @lru_cache(maxsize=4)

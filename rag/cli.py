@@ -331,7 +331,7 @@ def search(
         )
     if not found.sources:
         console.print("No papers match.")
-    from .backends.extractive import tidy_latex
+    from .text import tidy_latex
 
     for rank, source in enumerate(found.sources, start=1):
         console.print(f"{rank:>2}. " + _source_line(source), markup=False)

@@ -22,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .text import bm25_stopwords
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -45,25 +47,10 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
-# Question words and paper boilerplate are not evidence: "what is DiVeQ?" is about "diveq" alone.
-_EXTRA_STOPWORDS = """what which who whom whose when where why how does do did done doing can could would should
-    may might will shall am is are was were been being has have had having about above after again against all
-    also any both each few more most other some such than too very just via its our we they their them this
-    those these paper papers work works study studies propose proposes proposed approach method methods
-    show shows use uses used using based new""".split()
-
-
-@lru_cache(maxsize=1)
-def stopwords() -> list[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return sorted(set(STOPWORDS_EN) | set(_EXTRA_STOPWORDS))
-
-
 def tokenize(texts: list[str]):
     import bm25s
 
-    return bm25s.tokenize(texts, stopwords=stopwords(), stemmer=_stemmer(), show_progress=False)
+    return bm25s.tokenize(texts, stopwords=bm25_stopwords(), stemmer=_stemmer(), show_progress=False)
 
 
 class LexicalIndex:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import InputError
+from .text import content_words
 
 MAX_QUESTION_CHARS = 4000
 
@@ -121,26 +122,7 @@ def asks_for_list(question: str) -> bool:
     return bool(_LIST_QUESTION.search(question))
 
 
-# -- terms and names ---------------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
-# Words that say nothing about which sentence answers: question scaffolding and paper boilerplate.
-_STOPWORDS = frozenset(
-    """
-    a about above after all also an and any are as at be been being both but by can could did do
-    does doing for from had has have how i if in into is it its of on or our over paper papers
-    propose proposes proposed report reported reports show shows so some study studies studied such
-    than that the their them then there these they this those to under up use used uses using via
-    was we were what when where which while who why will with work works would you address addresses
-    approach approaches method methods model models
-    """.split()
-)
-
-
-def content_words(text: str) -> set[str]:
-    """The words of `text` that carry its topic (lower-cased; scaffolding and boilerplate left out)."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
-
+# -- coined names ---------------------------------------------------------------------------------------------
 
 _NAME = re.compile(r"(?<![\w\-\[])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-\]])")
 

@@ -166,15 +166,14 @@ AREAS: dict[str, Area] = {
                 ),
                 Target(
                     "rag/backends/extractive.py",
-                    (
-                        "ExtractiveBackend.generate",
-                        "ExtractiveBackend.select",
-                        "ExtractiveBackend._uses_the_phrase",
-                        "ExtractiveBackend._has_evidence",
-                        "SENTENCE_EVIDENCE",
-                    ),
+                    ("ExtractiveBackend.generate",),
                     # generate: whether anything is answered at all (the quoting itself is not a decision here)
                     {"ExtractiveBackend.generate": ("kept, wants_list = ", "if not kept:", "return Generation(text=")},
+                ),
+                # Which papers a non-abstaining answer keeps: the evidence selection.
+                Target(
+                    "rag/evidence.py",
+                    ("Selector.select", "Selector._uses_the_phrase", "Selector._has_evidence", "SENTENCE_EVIDENCE"),
                 ),
                 # The one rule for "a list of papers" vs "the paper", decided when the question is parsed.
                 Target("rag/query.py", ("asks_for_list",)),
@@ -242,12 +241,12 @@ EQUIVALENT: dict[str, str] = {
     "rag/answer.py:answer_from_sources: if tail and on_text: -> if tail or on_text:": (
         "adds only an on_text('') call when nothing is held at the end (a stream exists only with on_text)"
     ),
-    "rag/backends/extractive.py:ExtractiveBackend._has_evidence: return bool(question_words & "
+    "rag/evidence.py:Selector._has_evidence: return bool(question_words & "
     "content_words(sentence)) or score >= SENTENCE_EVIDENCE -> return bool(question_words & "
     "content_words(sentence)) or score > SENTENCE_EVIDENCE": (
         "reached only with no shared word, when the score is a float32 cosine: none equals the float 0.65"
     ),
-    "rag/backends/extractive.py:ExtractiveBackend.select: ranked = sorted(scored.get(i, []), key=lambda t: "
+    "rag/evidence.py:Selector.select: ranked = sorted(scored.get(i, []), key=lambda t: "
     "(-t[0], t[1])) -> ranked = sorted(scored.get(i, []), key=lambda t: (-t[0], t[2]))": (
         "the tie-break of two sentences with equal scores: only sentences the uncased model reads alike tie, and "
         "then both share the same words, so which paper is kept cannot change (at most a quote's letter case)"

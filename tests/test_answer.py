@@ -195,46 +195,6 @@ def test_search_can_be_restricted_to_named_papers(seed_store, seed_settings):
     assert [s.id for s in sources] == ["000-01"]
 
 
-@pytest.mark.parametrize(
-    ("latex", "shown"),
-    [
-        # sentences as the seed abstracts write them
-        (r"a \textit{dueling oracle}, a noisy pairwise comparison", "a dueling oracle, a noisy pairwise comparison"),
-        (r"a rate of $\tilde{O}(\sqrt{d/n})$ under $\varepsilon$-DP", "a rate of Õ(√(d/n)) under ε-DP"),
-        (r"error scales as $L\sim d^{-\alpha}$", "error scales as L∼ d^-α"),
-        (r"keeps 98\% of utility and ``hard'' forward passes", "keeps 98% of utility and “hard” forward passes"),
-        # plain text that LaTeX would eat: a bare percent starts a comment, & and # are special
-        (
-            "reaches 11% effectiveness on R&D task #3 with **bold** claims",
-            "reaches 11% effectiveness on R&D task #3 with bold claims",
-        ),
-        (r"11% of $k$-NN queries", "11% of k-NN queries"),
-    ],
-)
-def test_quoted_sentences_show_latex_as_text(latex, shown):
-    from rag.backends.extractive import tidy_latex
-
-    assert tidy_latex(latex) == shown
-
-
-@pytest.mark.parametrize(
-    ("sentence", "quoted"),
-    [
-        ("Additionally, we develop a generative model framework.", "We develop a generative model framework."),
-        (
-            "Furthermore, we derive a novel, fine-grained convergence rate.",
-            "We derive a novel, fine-grained convergence rate.",
-        ),
-        ("However, little research has been done.", "However, little research has been done."),  # meaning kept
-        ("In addition, we cite [001-02].", "We cite (001-02)."),  # brackets never read as a citation
-    ],
-)
-def test_a_quoted_sentence_drops_an_additive_opener(sentence, quoted):
-    from rag.backends.extractive import _quote
-
-    assert _quote(sentence) == quoted
-
-
 # -- the abstention rules, on hand-built sources -------------------------------------------------------------
 
 
@@ -395,7 +355,7 @@ def test_a_question_of_scaffolding_only_keeps_close_paraphrases():
 
 
 def quoted_sentences(answer: str) -> list[int]:
-    from rag.backends.extractive import split_sentences
+    from rag.text import split_sentences
 
     return [len(split_sentences(line.rsplit(" [", 1)[0])) for line in answer.splitlines()[1:]]
 

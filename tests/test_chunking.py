@@ -74,21 +74,6 @@ def test_short_abstract_is_one_chunk():
     assert chunk.text == "A short abstract." and chunk.metadata["year"] == -1
 
 
-def test_a_sentence_tokenizer_timeout_falls_back_to_a_plain_split():
-    """nltk's punkt runs under a 5 s wall-clock regex limit; when it trips, the paper is still chunked."""
-    from rag.chunking import sentences_with_fallback
-
-    def timing_out(text):
-        raise TimeoutError("regular-expression match exceeded its 5.0s time limit")
-
-    text = "We propose X. It works well! Does it scale? Yes, to 31.5k papers"
-    pieces = sentences_with_fallback(text, timing_out)
-    assert "".join(pieces) == text
-    assert [p.strip() for p in pieces] == ["We propose X.", "It works well!", "Does it scale?", "Yes, to 31.5k papers"]
-    # Without a timeout, punkt decides (it reads "X." as an initial, hence its own pieces).
-    assert "".join(sentences_with_fallback(text)).replace(" ", "") == text.replace(" ", "")
-
-
 def text_tokens(text: str) -> int:
     """Tokens of `text` alone, as the chunker counts them (no [CLS]/[SEP])."""
     return len(token_counter()(text))

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LLMError, RagError
+from ..evidence import Selector, quote
 from ..prompts import load_prompt, render
+from ..text import split_sentences, tidy_latex
 from .base import Generation
-from .extractive import ExtractiveBackend, split_sentences, tidy_latex
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -145,7 +146,7 @@ class LocalBackend:
         self.settings = settings
         self.system = load_prompt("evidence_system.md", settings.prompts_dir).strip()
         self.user_template = load_prompt("evidence_user.md", settings.prompts_dir)
-        self.selector = ExtractiveBackend(embedder, settings)
+        self.selector = Selector(embedder, settings)
         self.llm = llm if llm is not None else load_llama(settings)
 
     def judge(self, question: str, source: Source, excerpt: str) -> tuple[bool, str, dict]:
@@ -169,7 +170,7 @@ class LocalBackend:
         return relevant, _tidy_sentence(sentence, complete), result.get("usage") or {}
 
     def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
-        # Which papers to read is the extractive selection (retrieval scores + a sentence that speaks to the
+        # Which papers to read is the evidence selection (retrieval scores + a sentence that speaks to the
         # question); the model may veto a paper, never add one. Each paper costs it a few seconds, so it reads
         # only that paper's best sentences, in the abstract's order.
         kept, wants_list = self.selector.select(query, sources)
@@ -220,12 +221,12 @@ class LocalBackend:
             # A sentence that states what the abstract does not (a number it lacks, the question's own words
             # pinned on the paper) is replaced by the abstract's own best sentence: the paper stays, the claim
             # does not.
-            emit(source, sentence if problem is None else self.selector.quote(source, ranked, wants_list, index == 0))
+            emit(source, sentence if problem is None else quote(source, ranked, wants_list, index == 0))
         if not lines and kept:
             # The model rejected every paper. Measured on evals/questions.jsonl, its rejections of the best paper
             # were wrong 4 times (paraphrased questions) for each time right, so the best paper's own words stand.
             source, ranked = kept[0]
-            emit(source, self.selector.quote(source, ranked, wants_list, True))
+            emit(source, quote(source, ranked, wants_list, True))
         if not lines:
             return Generation(text="", usage=usage, abstained=True)
         return Generation(text="\n".join(lines), usage=usage)

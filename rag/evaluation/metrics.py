@@ -133,7 +133,7 @@ SUPPORT_OVERLAP = 0.60  # or this share of the sentence's content words found in
 
 def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
     """(sentence without citations, ids it cites) for each claim in an answer; lead lines are skipped."""
-    from ..backends.extractive import split_sentences
+    from ..text import split_sentences
 
     claims = []
     for line in answer.splitlines():
@@ -159,8 +159,7 @@ def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
 
 def groundedness(answer: str, abstracts: dict[str, str], embedder: Embedder) -> float | None:
     """Share of answer sentences supported by an abstract they cite (embedding or lexical support)."""
-    from ..backends.extractive import split_sentences
-    from ..query import content_words
+    from ..text import content_words, split_sentences
 
     claims = answer_claims(answer)
     if not claims:

@@ -1,0 +1,124 @@
+"""Which retrieved papers answer a question, and which of their sentences say so.
+
+Per paper, every abstract sentence is scored by its embedding similarity to the question plus a little word
+overlap; a paper other than the top one is kept only when a sentence speaks to the question. The extractive
+backend quotes the winners; the local backend hands them to its model. Deterministic and offline.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .query import Query, as_query
+from .text import content_words, split_sentences, tidy_latex
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .embedding import Embedder
+    from .retrieval import Source
+
+# "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
+# and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
+# ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
+_ONE_PAPER = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
+_SEVERAL = re.compile(r"\b(and|vs\.?|versus|compare[ds]?|contrast|differ\w*|both|each|between|other)\b", re.I)
+LEXICAL_WEIGHT = 0.15
+# For "which papers ..." a sentence saying what the paper does beats background on the field.
+_CONTRIBUTION = re.compile(
+    r"\b(we|this (paper|work|study)|our (method|approach|framework|work)|here)\b[^.]{0,40}?\b"
+    r"(propose|introduce|present|develop|design|study|show|investigate|analy[sz]e|characteri[sz]e|"
+    r"establish|derive|provide|demonstrate|find|reveal)",
+    re.I,
+)
+CONTRIBUTION_MARGIN = 0.30
+# A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
+SENTENCE_EVIDENCE = 0.65
+# (score, position in the abstract, sentence)
+Scored = tuple[float, int, str]
+
+# "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
+# adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay).
+_ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
+
+
+def _quote(sentence: str) -> str:
+    text = tidy_latex(sentence)
+    opener = _ADDITIVE_OPENER.match(text)
+    if opener:
+        rest = text[opener.end() :]
+        text = rest[0].upper() + rest[1:]
+    # Square brackets inside an abstract must never read as a citation (prompt-injection safe).
+    return text.replace("[", "(").replace("]", ")")
+
+
+def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> str:
+    """The sentence(s) of `source` that answer: one per paper for a list, two from the best paper otherwise."""
+    if wants_list:
+        chosen = ranked[:1]
+        # Prefer the sentence saying what the paper does over background on the field.
+        contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
+        if ranked and contributions and contributions[0][0] >= ranked[0][0] - CONTRIBUTION_MARGIN:
+            chosen = contributions[:1]
+    else:
+        # A detail question gets a little more context from its best paper.
+        chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
+    return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
+
+
+class Selector:
+    """Picks the papers that answer, with the bars from `Settings` (evidence and detail ratios, the min score)."""
+
+    def __init__(self, embedder: Embedder, settings: Settings) -> None:
+        self.embedder = embedder
+        self.list_ratio = settings.evidence_ratio
+        self.detail_ratio = settings.detail_ratio
+        self.min_score = settings.min_score
+
+    def select(self, query: Query | str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+        """The papers that answer `query`, each with its sentences best first; and whether it asks for a list.
+
+        A list question keeps every paper near the top's score; a detail question only clear matches; a paper
+        other than the top one also needs a sentence that speaks to the question.
+        """
+        if not sources:
+            return [], False
+        query = as_query(query)
+        top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
+        wants_list = query.wants_list
+        ratio = self.list_ratio if wants_list else self.detail_ratio
+        near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
+        if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
+            near = near[:1]
+
+        sentences = [(i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract))]
+        vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
+        similarity = vectors[1:] @ vectors[0]
+        question_words = set(query.terms)
+
+        scored: dict[int, list[Scored]] = {}
+        for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
+            overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
+            scored.setdefault(i, []).append((float(sim) + LEXICAL_WEIGHT * overlap, j, sentence))
+
+        kept = []
+        for i, source in enumerate(near):
+            ranked = sorted(scored.get(i, []), key=lambda t: (-t[0], t[1]))
+            if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
+                continue  # close in embedding space, but no sentence of it speaks to the question
+            kept.append((source, ranked))
+        return kept, wants_list and len(near) > 1
+
+    def _uses_the_phrase(self, query: Query, source: Source) -> bool:
+        """The paper writes the question's topic as a phrase ("conformal prediction") and clears the abstention
+        bar: in a list it is an answer even when its cosine is far below the best paper's."""
+        from .lexical import contains_phrase
+
+        if source.score < self.min_score:
+            return False
+        return contains_phrase(query.search, f"{source.title or ''}. {source.abstract}")
+
+    @staticmethod
+    def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:
+        score, _, sentence = best
+        return bool(question_words & content_words(sentence)) or score >= SENTENCE_EVIDENCE
