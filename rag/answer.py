@@ -126,6 +126,9 @@ def ask(
     paper_ids: list[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_retrieved: Callable[[Retrieval], None] | None = None,
+    *,
+    depth: int | None = None,
+    fallback: bool = True,
 ) -> Answer:
     """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes;
     `on_retrieved` hears what was found before the answer is written.
@@ -133,18 +136,23 @@ def ask(
     A question given as text is parsed here (`year`/`venue` are flags for that parse). When an LLM backend
     fails, the answer is the extractive one and `on_warning` hears why (so does `Answer.warnings`): a person
     asking a question gets an answer, not an error.
+
+    For the eval: `depth` retrieves that many papers (`on_retrieved` hears them all, to score the ranking)
+    while the answer reads the top `k`; `fallback=False` lets an LLM's failure raise, since scoring extractive
+    answers as the LLM's would make the numbers lie.
     """
     from .backends import get_backend
 
     started = time.perf_counter()
     query = parse(question, year=year, venue=venue) if isinstance(question, str) else question
     backend = get_backend(backend_name or settings.backend, settings, embedder)
-    fallback = get_backend("extractive", settings, embedder) if backend.name != "extractive" else None
-    found = retrieve(query, store, embedder, settings, k=k, paper_ids=paper_ids)
+    spare = get_backend("extractive", settings, embedder) if fallback and backend.name != "extractive" else None
+    k = k or settings.k
+    found = retrieve(query, store, embedder, settings, k=max(k, depth or 0), paper_ids=paper_ids)
     if on_retrieved:
         on_retrieved(found)
     return answer_from_sources(
-        found.query, found.sources, backend, settings, on_text, found.elapsed_ms, started, fallback, on_warning
+        found.query, found.sources[:k], backend, settings, on_text, found.elapsed_ms, started, spare, on_warning
     )
 
 
@@ -159,10 +167,10 @@ def answer_from_sources(
     fallback: Backend | None = None,
     on_warning: Callable[[str], None] | None = None,
 ) -> Answer:
-    """Abstain or generate from already-retrieved `sources`, then enforce citations (used by eval too).
+    """Abstain or generate from already-retrieved `sources`, then enforce citations.
 
     An `LLMError` from `backend` is answered by `fallback` with a warning; without a fallback it propagates
-    (the eval does that: scoring extractive answers as the LLM's would make its numbers lie).
+    (the eval asks for that: see `ask`).
     """
     started = time.perf_counter() if started is None else started
     query = as_query(query)

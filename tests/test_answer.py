@@ -12,7 +12,7 @@ from rag.backends.extractive import ExtractiveBackend
 from rag.citations import find_citations
 from rag.config import Settings
 from rag.embedding import get_embedder
-from rag.errors import InputError
+from rag.errors import InputError, LLMError
 from rag.query import search_text
 from rag.retrieval import Source, retrieve
 
@@ -380,3 +380,37 @@ def test_a_detail_question_quotes_two_sentences_of_the_best_paper_a_list_one_per
     # a list question that only one paper answers is answered like a detail question
     alone = [paper("a", 0.6, THREE_SENTENCES), paper("b", 0.3, other)]
     assert quotes("which papers evaluate machine unlearning?", alone) == [2]
+
+
+class _DownLLM:
+    """An LLM backend whose endpoint is down."""
+
+    name = "openai"
+    streams = False
+
+    def generate(self, query, sources, on_text=None):
+        raise LLMError("the LLM endpoint is down")
+
+
+def test_the_evals_ask_reads_the_top_k_of_a_deeper_retrieval_and_can_refuse_the_fallback(
+    seed_store, seed_settings, monkeypatch
+):
+    import rag.backends
+
+    store, embedder = seed_store
+    seen = []
+    question = "which papers study unlearning?"
+    answer = ask(question, store, embedder, seed_settings, "extractive", k=3, on_retrieved=seen.append, depth=10)
+    ranked = [s.id for s in seen[0].sources]
+    assert len(ranked) == 10 and [s.id for s in answer.sources] == ranked[:3]  # scored deep, answered from k
+    assert not answer.abstained and set(answer.citations) <= set(ranked[:3])
+    seen.clear()
+    ask(question, store, embedder, seed_settings, "extractive", k=3, on_retrieved=seen.append)
+    assert len(seen[0].sources) == 3  # without depth, retrieval stops at k as before
+
+    real = rag.backends.get_backend
+    monkeypatch.setattr(rag.backends, "get_backend", lambda n, *a: _DownLLM() if n == "openai" else real(n, *a))
+    with pytest.raises(LLMError, match="down"):
+        ask(question, store, embedder, seed_settings, "openai", fallback=False)
+    fell_back = ask(question, store, embedder, seed_settings, "openai")
+    assert fell_back.backend == "extractive" and fell_back.warnings

@@ -10,21 +10,20 @@ from typer.testing import CliRunner
 
 from rag.cli import app
 from rag.errors import InputError
-from rag.evaluation import (
-    Question,
+from rag.evaluation.metrics import (
     answer_claims,
-    check_floors,
     citation_scores,
-    load_questions,
+    groundedness,
     mention_coverage,
     ndcg_at,
-    parse_floor,
-    parse_judgement,
     percentile,
     recall_at,
     reciprocal_rank,
     score_question,
 )
+from rag.evaluation.questions import Question, default_questions_file, load_questions
+from rag.evaluation.report import check_floors, parse_floor
+from rag.evaluation.run import parse_judgement
 
 from .llm_server import ScriptedLLM
 
@@ -114,8 +113,6 @@ def test_answer_claims_carry_a_line_citation_back_over_its_sentences():
 
 
 def test_groundedness_supported_unsupported_and_uncited(seed_store):
-    from rag.evaluation import groundedness
-
     _, embedder = seed_store
     abstracts = {"p1": "We propose DiVeQ, which treats quantization as adding an error vector."}
     assert (
@@ -168,7 +165,7 @@ def test_bad_question_file_is_refused_naming_the_line(tmp_path):
 
 
 def test_team_question_set_is_well_formed(seed_papers):
-    questions = load_questions([__import__("rag.evaluation").evaluation.default_questions_file()])
+    questions = load_questions([default_questions_file()])
     ids = {p.id for p in seed_papers}
     assert len(questions) >= 60
     counts = {t: sum(q.type == t for q in questions) for t in {q.type for q in questions}}
