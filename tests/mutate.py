@@ -494,10 +494,10 @@ def _chosen_lines(source: _Source, function: ast.AST, prefixes: tuple[str, ...])
     return chosen
 
 
-def generate(area: Area) -> list[Mutant]:
+def generate(area: Area, root: Path = REPO) -> list[Mutant]:
     mutants: list[Mutant] = []
     for target in area.targets:
-        source = _Source(REPO / target.module)
+        source = _Source(root / target.module)
         definitions = dict(_definitions(source.tree))
         missing = [name for name in target.names if name not in definitions]
         if missing:
@@ -586,7 +586,8 @@ class Copy:
             yield
             return
         path = self.root / mutant.module
-        original = (REPO / mutant.module).read_bytes()
+        # The copy's own text, which the mutants were generated from: the working tree may change meanwhile.
+        original = path.read_bytes()
         path.write_bytes(mutant.apply(original))
         try:
             yield
@@ -779,13 +780,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     areas = [AREAS[name] for name in (args.area or list(AREAS))]
-    mutants = {area.name: generate(area) for area in areas}
-    if args.mutant:
-        wanted = set(args.mutant)
-        mutants = {name: [m for m in found if m.id in wanted] for name, found in mutants.items()}
-        areas = [area for area in areas if mutants[area.name]]
+
+    def select(root: Path) -> dict[str, list[Mutant]]:
+        found = {area.name: generate(area, root) for area in areas}
+        if args.mutant:
+            wanted = set(args.mutant)
+            found = {name: [m for m in each if m.id in wanted] for name, each in found.items()}
+        return found
+
     if args.list:
+        mutants = select(REPO)
         for area in areas:
+            if not mutants[area.name]:
+                continue
             print(f"[{area.name}] {len(mutants[area.name])} mutants; tests: {' '.join(selection(area))}")
             for mutant in mutants[area.name]:
                 note = f"   (equivalent: {EQUIVALENT[mutant.key]})" if mutant.key in EQUIVALENT else ""
@@ -798,6 +805,9 @@ def main(argv: list[str] | None = None) -> int:
         copies[0].check_imports()
         if args.self_test:
             return self_test(copies[0])
+        # Generated from the copy, not the working tree, which may be edited while the check runs.
+        mutants = select(copies[0].root)
+        areas = [area for area in areas if mutants[area.name]]
         seed_store = None
         if any(area.reuse_seed_store for area in areas):
             seed_store = Path(temp) / "seed-store"
