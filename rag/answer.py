@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
-from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question, parse
+from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question
 from .retrieval import Retrieval, Source, retrieve
 
 if TYPE_CHECKING:
@@ -120,8 +120,6 @@ def ask(
     settings: Settings,
     backend_name: str | None = None,
     k: int | None = None,
-    year: int | None = None,
-    venue: str | None = None,
     on_text: Callable[[str], None] | None = None,
     paper_ids: list[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
@@ -133,7 +131,7 @@ def ask(
     """Answer `question` from the store. A streaming backend calls `on_text` with checked text as it comes;
     `on_retrieved` hears what was found before the answer is written.
 
-    A question given as text is parsed here (`year`/`venue` are flags for that parse). When an LLM backend
+    A question given as text is parsed here; year and venue flags go to `parse`. When an LLM backend
     fails, the answer is the extractive one and `on_warning` hears why (so does `Answer.warnings`): a person
     asking a question gets an answer, not an error.
 
@@ -144,7 +142,7 @@ def ask(
     from .backends import get_backend
 
     started = time.perf_counter()
-    query = parse(question, year=year, venue=venue) if isinstance(question, str) else question
+    query = as_query(question)
     backend = get_backend(backend_name or settings.backend, settings, embedder)
     spare = get_backend("extractive", settings, embedder) if fallback and backend.name != "extractive" else None
     k = k or settings.k

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .corpus import first_words
 from .errors import InputError
-from .query import Query, parse
+from .query import Query, as_query
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -91,22 +91,17 @@ def retrieve(
     embedder: Embedder,
     settings: Settings,
     k: int | None = None,
-    year: int | None = None,
-    venue: str | None = None,
     paper_ids: list[str] | None = None,
     mode: str | None = None,
 ) -> Retrieval:
     """Top-k papers for `query`, each once with its best chunk; `mode` picks the retriever (see RETRIEVERS).
 
-    A question given as text is parsed here (`year`/`venue` are flags for that parse). `paper_ids` restricts
+    A question given as text is parsed here; year and venue flags go to `parse`. `paper_ids` restricts
     the search to those papers (a follow-up about papers already on screen). Every source's `score` is the
     cosine similarity of its best chunk, whatever ranked it, so scores mean the same thing in every mode and
     the abstention threshold applies to all.
     """
-    if isinstance(query, str):
-        query = parse(query, year=year, venue=venue)
-    elif year is not None or venue is not None:
-        raise ValueError("year/venue are given with the Query, not beside it")
+    query = as_query(query)
     with store.reading():
         return _retrieve(query, store, embedder, settings, k, paper_ids, mode)
 

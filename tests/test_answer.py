@@ -13,7 +13,7 @@ from rag.citations import find_citations
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.errors import InputError, LLMError
-from rag.query import search_text
+from rag.query import parse, search_text
 from rag.retrieval import Source, retrieve
 
 UNLEARNING = {"001-02", "001-15", "001-18"}  # every seed abstract about machine unlearning
@@ -37,7 +37,7 @@ def test_results_are_paper_level_best_first_with_their_best_chunk(seed_store, se
 
 def test_year_filter_keeps_only_that_year(seed_store, seed_settings):
     store, embedder = seed_store
-    sources = retrieve("clustering", store, embedder, seed_settings, k=8, year=2025).sources
+    sources = retrieve(parse("clustering", year=2025), store, embedder, seed_settings, k=8).sources
     assert sources and all(s.year == 2025 and s.id.startswith("004-") for s in sources)
 
 
@@ -108,7 +108,7 @@ def test_a_year_with_no_papers_is_named_in_the_abstention(seed_store, seed_setti
     store, embedder = seed_store
     asked = ask("which ICLR 2027 papers study unlearning?", store, embedder, seed_settings)
     assert asked.abstained and asked.answer.endswith("the store has no paper from 2027.")
-    flagged = ask("which papers study unlearning?", store, embedder, seed_settings, year=1999)
+    flagged = ask(parse("which papers study unlearning?", year=1999), store, embedder, seed_settings)
     assert flagged.abstained and flagged.answer.endswith("the store has no paper from 1999.")
 
 
@@ -251,7 +251,7 @@ def test_the_abstention_message_says_why():
 
 def test_a_venue_with_no_papers_is_named_in_the_abstention(seed_store, seed_settings):
     store, embedder = seed_store
-    asked = ask("which papers study unlearning?", store, embedder, seed_settings, venue="NeurIPS 2024")
+    asked = ask(parse("which papers study unlearning?", venue="NeurIPS 2024"), store, embedder, seed_settings)
     assert asked.abstained and asked.answer.endswith("the store has no paper from NeurIPS 2024.")
 
 

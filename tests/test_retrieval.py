@@ -13,7 +13,7 @@ from rag.corpus import Paper
 from rag.embedding import get_embedder
 from rag.ingest import ingest, write
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
-from rag.query import parse_filters
+from rag.query import parse, parse_filters
 from rag.retrieval import reciprocal_rank_fusion, retrieve, score_fusion
 from rag.store import Store
 
@@ -187,7 +187,7 @@ def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings)
         found = retrieve("which ICLR 2025 papers study clustering?", store, embedder, seed_settings, mode=mode)
         assert found.filters == {"year": 2025, "venue": "ICLR 2025"}
         assert found.sources and all(s.year == 2025 for s in found.sources), mode
-    explicit = retrieve("ICLR 2025 clustering papers", store, embedder, seed_settings, year=2026)
+    explicit = retrieve(parse("ICLR 2025 clustering papers", year=2026), store, embedder, seed_settings)
     assert all(s.year == 2026 for s in explicit.sources)  # a flag beats the question
 
 
