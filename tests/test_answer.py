@@ -414,3 +414,16 @@ def test_the_evals_ask_reads_the_top_k_of_a_deeper_retrieval_and_can_refuse_the_
         ask(question, store, embedder, seed_settings, "openai", fallback=False)
     fell_back = ask(question, store, embedder, seed_settings, "openai")
     assert fell_back.backend == "extractive" and fell_back.warnings
+
+
+def test_evidence_selection_takes_the_question_as_text_too(seed_store, seed_settings):
+    from rag.evidence import Selector
+
+    store, embedder = seed_store
+    question = "which papers study unlearning?"
+    sources = retrieve(question, store, embedder, seed_settings).sources
+    selector = Selector(embedder, seed_settings)
+    kept, wants_list = selector.select(question, sources)
+    assert wants_list and {source.id for source, _ in kept} >= UNLEARNING
+    parsed_kept, _ = selector.select(parse(question), sources)
+    assert [source.id for source, _ in kept] == [source.id for source, _ in parsed_kept]

@@ -40,6 +40,24 @@ def test_score_fusion_by_hand():
     assert score_fusion({}, lexical, 0.6) == ["c", "d"]
 
 
+def test_score_fusion_when_no_cosine_is_positive():
+    # Dividing by a negative best would flip the dense side (the worst cosine would score best) and a best of 0
+    # would divide by zero: cosines are used as they are then. a: .5*-.1 + .5*.4 = .15; b: .5*-.9 + .5*1 = .05
+    assert score_fusion({"a": -0.1, "b": -0.9}, {"b": 1.0, "a": 0.4}, 0.5) == ["a", "b"]
+    assert score_fusion({"a": 0.0, "b": -0.5}, {"b": 1.0}, 0.5) == ["b", "a"]  # b: -.25 + .5; a: 0
+
+
+def test_reciprocal_rank_fusion_counts_ranks_from_one_with_k_60():
+    # The standard constant (Cormack et al.): a at ranks 5 and 27 scores 1/65 + 1/87 = .0268782, b at 12 and 17
+    # 1/72 + 1/77 = .0268759; with ranks counted from 2 (the same as k = 61), b comes first.
+    first = [f"x{i}" for i in range(40)]
+    second = [f"y{i}" for i in range(40)]
+    first[4], first[11] = "a", "b"
+    second[26], second[16] = "a", "b"
+    fused = reciprocal_rank_fusion([first, second])
+    assert fused.index("a") < fused.index("b")
+
+
 def tiny_index() -> LexicalIndex:
     texts = [
         "We propose DiVeQ, a differentiable vector quantization method.",
