@@ -271,3 +271,28 @@ def test_the_readme_lists_every_setting_with_its_variable_and_default():
     expected = {tuple(Settings.env_names(name)): Settings.shown_default(name) for name in Settings.model_fields}
     assert shown == expected
     assert shown[("RAG_K",)] == "`5`" and shown[("RAG_LLM_BASE_URL", "OPENAI_BASE_URL")].startswith("unset")
+
+
+def test_every_cli_option_that_names_a_variable_names_a_setting_and_its_default():
+    """CLI help like "[env: RAG_K]" or "[env: RAG_RETRIEVER; default hybrid]" must agree with Settings."""
+    import re
+
+    import typer
+
+    from rag.cli import app
+
+    variables = {env: name for name in Settings.model_fields for env in Settings.env_names(name)}
+    group = typer.main.get_command(app)
+    checked = 0
+    for command in group.commands.values():
+        for param in command.params:
+            found = re.search(r"\[env: (\w+)(?:; default:? ([^\]]+))?\]", getattr(param, "help", None) or "")
+            if not found:
+                continue
+            variable, default = found.groups()
+            assert variable in variables, f"{command.name} --{param.name}: {variable} is not a setting"
+            if default:
+                shown = Settings.shown_default(variables[variable]).replace("`", "")
+                assert shown.startswith(default.strip()), (command.name, param.name, default, shown)
+            checked += 1
+    assert checked >= 8  # --store, --chroma-url, --k, --retriever, --backend, --min-score, --timeout on the commands
