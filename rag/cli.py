@@ -289,6 +289,10 @@ def eval_command(
         list[str] | None, typer.Option("--retriever", help="Retrieval variant; repeat to compare several.")
     ] = None,
     qtype: Annotated[list[str] | None, typer.Option("--type", help="Only questions of this type (repeatable).")] = None,
+    split: Annotated[
+        str | None,
+        typer.Option("--split", help="dev | test: only that part of evals/questions.jsonl (evals/split.json)."),
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write results.json, report.md and chart.png here.")] = None,
     compare: Annotated[
         list[Path] | None, typer.Option("--compare", help="Compare two results.json files (give it twice).")
@@ -317,6 +321,8 @@ def eval_command(
     settings = _settings(store, chroma_url, backend=backend)
     paths = files or [evaluation.default_questions_file()]
     questions = evaluation.load_questions(paths)
+    if split is not None:
+        questions = evaluation.select_split(questions, split, evaluation.load_split(evaluation.default_split_file()))
     if qtype:
         questions = [q for q in questions if q.type in qtype]
         if not questions:
@@ -348,6 +354,7 @@ def eval_command(
             )
     meta = {
         "files": [str(p) for p in paths],
+        "split": split,
         "n_questions": len(questions),
         "backend": settings.backend,
         "k": k_value,

@@ -21,7 +21,15 @@ from rag.evaluation.metrics import (
     reciprocal_rank,
     score_question,
 )
-from rag.evaluation.questions import Question, default_questions_file, load_questions
+from rag.evaluation.questions import (
+    Question,
+    default_questions_file,
+    default_split_file,
+    load_questions,
+    load_split,
+    make_split,
+    select_split,
+)
 from rag.evaluation.report import check_floors, parse_floor
 from rag.evaluation.run import parse_judgement
 
@@ -189,6 +197,60 @@ def test_heldout_question_set_is_well_formed(seed_papers):
     assert all(not q.gold_ids for q in questions if q.type == "unanswerable")
     assert all(q.gold_ids and q.rationale for q in questions if q.type != "unanswerable")
     assert not {q.question.lower() for q in questions} & team
+
+
+# -- the dev/test split of evals/questions.jsonl ------------------------------------------------------------
+
+
+def test_split_covers_every_qid_once_and_is_stratified_by_type():
+    questions = load_questions([default_questions_file()])
+    split = load_split(default_split_file())
+    dev, test = split["dev"], split["test"]
+    assert not dev & test and dev | test == {q.qid for q in questions}
+    for qtype in {q.type for q in questions}:
+        qids = {q.qid for q in questions if q.type == qtype}
+        assert len(qids) < 2 or (qids & dev and qids & test), qtype
+        assert abs(len(qids & dev) - len(qids & test)) <= 1, qtype
+
+
+def test_split_file_is_the_documented_rule_and_stable():
+    """evals/split.json is what the rule makes (docs/EVALUATION.md), and the rule ignores the file's order."""
+    questions = load_questions([default_questions_file()])
+    stored = json.loads(default_split_file().read_text())
+    assert stored == make_split(questions) == make_split(list(reversed(questions)))
+
+
+def test_split_refuses_questions_it_does_not_know(tmp_path):
+    split = {"dev": frozenset({"a"}), "test": frozenset({"b"})}
+    rows = [Question("a", "fact", "x?", ()), Question("b", "fact", "y?", ())]
+    assert [q.qid for q in select_split(rows, "test", split)] == ["b"]
+    with pytest.raises(InputError, match=r"not in evals/split\.json \(first: c\)"):
+        select_split([*rows, Question("c", "fact", "z?", ())], "dev", split)
+    with pytest.raises(InputError, match="--split must be one of dev, test"):
+        select_split(rows, "train", split)
+    bad = tmp_path / "split.json"
+    bad.write_text('{"dev": ["a"], "test": ["a"]}')
+    with pytest.raises(InputError, match="in both dev and test"):
+        load_split(bad)
+
+
+def test_eval_split_scores_only_that_part(seed_store_dir, monkeypatch):
+    monkeypatch.setenv("RAG_STORE", str(seed_store_dir))
+    result = runner.invoke(app, ["eval", "--split", "test", "--type", "multi", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    scored = {q["qid"] for q in payload["runs"][0]["questions"]}
+    test = load_split(default_split_file())["test"]
+    multi = {q.qid for q in load_questions([default_questions_file()]) if q.type == "multi"}
+    assert scored == test & multi and payload["meta"]["split"] == "test"
+
+
+def test_eval_split_with_another_question_file_is_one_line(small_set):
+    result = runner.invoke(app, ["eval", str(small_set), "--split", "dev"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --split works on the bundled evals/questions.jsonl; 3 qids are not in evals/split.json (first: f1)"
+    ]
 
 
 # -- the command --------------------------------------------------------------------------------------------

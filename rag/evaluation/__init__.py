@@ -25,7 +25,17 @@ from .metrics import (
     reciprocal_rank,
     score_question,
 )
-from .questions import QUESTION_TYPES, Question, default_questions_file, load_questions
+from .questions import (
+    QUESTION_TYPES,
+    SPLITS,
+    Question,
+    default_questions_file,
+    default_split_file,
+    load_questions,
+    load_split,
+    make_split,
+    select_split,
+)
 from .report import (
     by_type_table,
     check_floors,
@@ -47,6 +57,7 @@ __all__ = [
     "METRICS",
     "QUESTION_TYPES",
     "RETRIEVAL_DEPTH",
+    "SPLITS",
     "Judge",
     "Question",
     "QuestionResult",
@@ -57,9 +68,12 @@ __all__ = [
     "citation_scores",
     "compare_table",
     "default_questions_file",
+    "default_split_file",
     "groundedness",
     "latency_line",
     "load_questions",
+    "load_split",
+    "make_split",
     "markdown_report",
     "mean",
     "mention_coverage",
@@ -74,6 +88,7 @@ __all__ = [
     "results_payload",
     "run_eval",
     "score_question",
+    "select_split",
     "summarize",
     "sweep_table",
     "threshold_sweep",

@@ -125,7 +125,9 @@ def markdown_report(payload: dict[str, Any]) -> str:
     out = [
         "# Eval report",
         "",
-        f"{meta['n_questions']} questions from {', '.join(meta['files'])}; backend `{meta['backend']}`, "
+        f"{meta['n_questions']} questions from {', '.join(meta['files'])}"
+        + (f" (the {meta['split']} split)" if meta.get("split") else "")
+        + f"; backend `{meta['backend']}`, "
         f"k={meta['k']}, store {meta['store']}, {meta['papers']} papers; rag {meta['version']}, {meta['date']}.",
         "",
         "## Overall",
