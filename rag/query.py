@@ -57,20 +57,27 @@ VENUES = {"iclr": "ICLR", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", 
 _YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"  # not "2025-bench", "2025b", "2025.5"
 # Phrases that restrict by year: "ICLR 2025 papers", "in 2026", "from 2025", "2025 papers". A year glued
 # to a name ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter.
-_VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*'?{_YEAR}", re.I)
+_SHORT_YEAR = r"['’](\d\d)(?![\w\-]|\.\d)"  # "ICLR'26", "ICLR ’25": a venue's own shorthand, 20xx
+_VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{_YEAR}|{_SHORT_YEAR})", re.I)
 _YEAR_PHRASE = re.compile(
     rf"(?<![\w\-.])(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+(?:the\s+)?"
     rf"(?:year\s+)?{_YEAR}|(?<![\w\-.]){_YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)",
     re.I,
 )
-_VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*'?((?:19|20)\d\d)\s*$", re.I)
+_VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*(?:['’]?((?:19|20)\d\d)|['’](\d\d))\s*$", re.I)
+
+
+def _year_of(match: re.Match, group: int) -> int:
+    """The year in `group`, or the two-digit shorthand in the group after it ('26 → 2026)."""
+    return int(match.group(group)) if match.group(group) else 2000 + int(match.group(group + 1))
 
 
 def normalize_venue(venue: str) -> str:
-    """A venue as the stores write it: "iclr 2025", "ICLR'2025" → "ICLR 2025"; anything else as given, trimmed."""
+    """A venue as the stores write it: "iclr 2025", "ICLR'2025", "ICLR'25" → "ICLR 2025"; anything else as
+    given, trimmed."""
     match = _VENUE_ONLY.match(venue)
     if match:
-        return f"{VENUES[match.group(1).lower()]} {match.group(2)}"
+        return f"{VENUES[match.group(1).lower()]} {_year_of(match, 2)}"
     return " ".join(venue.split())
 
 
@@ -90,7 +97,7 @@ def parse_filters(question: str) -> QueryFilters:
     text = question
     match = _VENUE_YEAR.search(text)
     if match:
-        year = int(match.group(2))
+        year = _year_of(match, 2)
         venue = f"{VENUES[match.group(1).lower()]} {year}"
         text = text[: match.start()] + text[match.end() :]
     else:

@@ -19,6 +19,9 @@ from rag.query import normalize_venue, parse
         # Years and venues written in the question, in any case.
         ("which iclr 2026 papers study clustering?", "clustering", 2026, "ICLR 2026", True),
         ("Which NeurIPS'2025 papers use diffusion?", "diffusion", 2025, "NeurIPS 2025", True),
+        ("which ICLR'26 papers study unlearning?", "unlearning", 2026, "ICLR 2026", True),  # the shorthand
+        ("iclr ’25 papers on clustering", "clustering", 2025, "ICLR 2025", True),
+        ("what does ICLR'26x report?", "what does ICLR'26x report", None, None, False),  # not a year
         ("graph transformers from 2025?", "graph transformers", 2025, None, False),
         ("2025 papers on reinforcement learning", "reinforcement learning", 2025, None, True),
         # A year inside a name or a number is not a filter.
@@ -49,6 +52,7 @@ def test_flags_win_over_the_question_and_venues_take_the_stored_form():
     assert (query.year, query.venue, query.search) == (2026, "ICLR 2026", "clustering")
     assert normalize_venue("  neurips  2024 ") == "NeurIPS 2024"
     assert normalize_venue("ICML'2023") == "ICML 2023"
+    assert normalize_venue("iclr'26") == "ICLR 2026"
     assert normalize_venue("Workshop on  Foo") == "Workshop on Foo"  # unknown venues are kept as written
 
 
