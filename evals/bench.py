@@ -158,8 +158,12 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
         for i in top[np.argsort(-scores[top])]:
             seen.setdefault(owners[i], float(scores[i]))
 
-    timings: dict[str, list[float]] = {"floor": [], "hybrid": [], "dense": [], "ask": []}
-    for q in questions:  # warm-up: the model, the BM25 index, Chroma's caches
+    # "reranked" is the default search (hybrid, then the cross-encoder over the fused candidates); "hybrid" and
+    # "dense" are the retrievers alone (RAG_RERANKER=off), so the reranker's cost is the difference.
+    plain = replace(settings, reranker=False)
+    variants = {"reranked": (settings, "hybrid"), "hybrid": (plain, "hybrid"), "dense": (plain, "dense")}
+    timings: dict[str, list[float]] = {"floor": [], "reranked": [], "hybrid": [], "dense": [], "ask": []}
+    for q in questions:  # warm-up: the models, the BM25 index, Chroma's caches
         retrieve(q, store, embedder, settings, mode="hybrid")
         floor(q)
     # The floor runs in its own pass: interleaved, its scan of the whole vector matrix (141 MB at 31.5k papers)
@@ -167,9 +171,9 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     # real process does (measured: hybrid p50 26.3 ms interleaved against ~17 ms alone, same code and store).
     for _ in range(rounds):
         for q in questions:
-            for name in ("hybrid", "dense"):
+            for name, (variant, mode) in variants.items():
                 started = time.perf_counter()
-                retrieve(q, store, embedder, settings, mode=name)
+                retrieve(q, store, embedder, variant, mode=mode)
                 timings[name].append((time.perf_counter() - started) * 1000)
     for _ in range(rounds):
         for q in questions:
@@ -180,11 +184,7 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
         started = time.perf_counter()
         ask(q, store, embedder, settings, "extractive")
         timings["ask"].append((time.perf_counter() - started) * 1000)
-    hits1 = hits5 = 0
-    for item in known_items:
-        ranked = [s.id for s in retrieve(item["question"], store, embedder, settings, k=5).sources]
-        hits1 += ranked[:1] == item["gold_ids"][:1]
-        hits5 += item["gold_ids"][0] in ranked
+    known_ids = {item["gold_ids"][0] for item in known_items}
     result = {
         name: {"p50_ms": round(statistics.median(v), 1), "p95_ms": round(percentile(v, 95), 1), "n": len(v)}
         for name, v in timings.items()
@@ -192,9 +192,21 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     result["chunks"] = int(matrix.shape[0])
     result["hybrid_vs_floor_p50"] = round(result["hybrid"]["p50_ms"] / result["floor"]["p50_ms"], 2)
     if known_items:
-        result["known_item_recall@1"] = round(hits1 / len(known_items), 3)
-        result["known_item_recall@5"] = round(hits5 / len(known_items), 3)
-        result["known_items"] = len(known_items)
+        typos = [t for t in map(json.loads, (HERE / "corpus_typos.jsonl").open()) if t["gold_ids"][0] in known_ids]
+        for items, prefix in ((known_items, "known_item"), (typos, "typo_item")):
+            for suffix, variant in (
+                ("", settings),
+                ("_reranker_off", plain),
+                ("_spelling_off", replace(settings, spelling=False)),
+            ):
+                hits1 = hits5 = 0
+                for item in items:
+                    ranked = [s.id for s in retrieve(item["question"], store, embedder, variant, k=5).sources]
+                    hits1 += ranked[:1] == item["gold_ids"][:1]
+                    hits5 += item["gold_ids"][0] in ranked
+                result[f"{prefix}_recall@1{suffix}"] = round(hits1 / max(1, len(items)), 3)
+                result[f"{prefix}_recall@5{suffix}"] = round(hits5 / max(1, len(items)), 3)
+            result[f"{prefix}s"] = len(items)
     return result
 
 
@@ -260,20 +272,28 @@ def markdown(results: dict) -> str:
     ):
         if key in ing:
             lines.append(f"| {label} | {ing[key]} |")
-    lines += ["", "| papers | chunks | hybrid p50 / p95 ms | dense p50 / p95 | numpy floor p50 / p95 | hybrid / floor |"
-              " ask p50 / p95 ms | cold ask s | import chromadb s | known-item R@1 / R@5 |",
-              "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += ["", "| papers | chunks | reranked search p50 / p95 ms | hybrid p50 / p95 | dense p50 / p95 |"
+              " numpy floor p50 / p95 | hybrid / floor | ask p50 / p95 ms | cold ask s | import chromadb s |"
+              " known-item R@1 / R@5 | same, reranker off |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for size in sorted(results.get("sizes", {}), key=int):
         r = results["sizes"][size]
         lat = r["latency"]
         lines.append(
-            f"| {r['papers']} | {lat['chunks']} | {lat['hybrid']['p50_ms']} / {lat['hybrid']['p95_ms']} | "
-            f"{lat['dense']['p50_ms']} / {lat['dense']['p95_ms']} | {lat['floor']['p50_ms']} / {lat['floor']['p95_ms']}"
+            f"| {r['papers']} | {lat['chunks']} | {_pair(lat, 'reranked')} | {_pair(lat, 'hybrid')} | "
+            f"{_pair(lat, 'dense')} | {_pair(lat, 'floor')}"
             f" | {lat['hybrid_vs_floor_p50']}× | {lat['ask']['p50_ms']} / {lat['ask']['p95_ms']} | "
             f"{r['cold']['ask_s']} | {r['cold']['import_chromadb_s']} | "
-            f"{lat.get('known_item_recall@1', '–')} / {lat.get('known_item_recall@5', '–')} |"
+            f"{lat.get('known_item_recall@1', '–')} / {lat.get('known_item_recall@5', '–')} | "
+            f"{lat.get('known_item_recall@1_reranker_off', '–')} / {lat.get('known_item_recall@5_reranker_off', '–')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _pair(latency: dict, name: str) -> str:
+    """The "p50 / p95" of one timing, or – for a run that predates it."""
+    timing = latency.get(name)
+    return f"{timing['p50_ms']} / {timing['p95_ms']}" if timing else "–"
 
 
 def main() -> None:

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
 
-    settings = replace(Settings.from_env(), store=args.store)
+    settings = replace(Settings.from_env(), store=args.store, reranker=False)  # the fused order, not reranked
     store, embedder = Store(settings), get_embedder(settings)
     scorer = OnnxCrossEncoder(args.model, args.model_file, args.max_length, args.threads)
     scorer.score("warm up", ["the session's first run allocates"])

@@ -55,12 +55,20 @@ class Answer:
         }
 
 
-def abstention_text(sources: list[Source], threshold: float, query: Query) -> str:
+def abstention_text(sources: list[Source], settings: Settings, query: Query) -> str:
+    threshold = settings.min_score
     if not sources:
         restriction = query.venue or query.year
         if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
             return f"The indexed abstracts don't answer this: the store has no paper from {restriction}."
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
+    if sources[0].relevance is not None:  # judged by the reranker (see weak_evidence)
+        closest = max(sources, key=lambda s: s.relevance or 0.0)
+        return (
+            "The indexed abstracts don't answer this: the closest paper "
+            f"({closest.id}, “{closest.label}”) has relevance {closest.relevance:.2f}, below the bar "
+            f"{calibration(settings).relevance_bar:g}."
+        )
     closest = max(sources, key=lambda s: s.score)
     if closest.score >= threshold:  # abstained by the topic rule (see weak_evidence)
         return (
@@ -73,9 +81,16 @@ def abstention_text(sources: list[Source], threshold: float, query: Query) -> st
     )
 
 
+def calibration(settings: Settings):
+    """The reranker's calibration (its bars); loaded with the model the retrieval already used."""
+    from .rerank import get_reranker
+
+    return get_reranker(settings).calibration
+
+
 def by_closeness(sources: list[Source]) -> list[Source]:
-    """An abstention's "closest papers", by the cosine the threshold judged rather than the fused rank."""
-    return sorted(sources, key=lambda s: -s.score)
+    """An abstention's "closest papers", by what the bar judged (relevance, or else cosine), not the fused rank."""
+    return sorted(sources, key=lambda s: -(s.relevance if s.relevance is not None else s.score))
 
 
 # A paper that contains every term of the question ("what is DiVeQ?") is evidence even when its embedding
@@ -102,9 +117,14 @@ def weak_evidence(sources: list[Source], settings: Settings, query: Query | str 
         return True
     # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
     best = max(s.score for s in sources)
-    exact = (sources[0].term_coverage or 0.0) >= EXACT_MATCH_COVERAGE
-    if best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0):
-        return True
+    if sources[0].relevance is not None:
+        # The reranker's calibrated probability replaces the cosine threshold and its exact-term slack.
+        if settings.min_score > 0 and max(s.relevance or 0.0 for s in sources) < calibration(settings).relevance_bar:
+            return True
+    else:
+        exact = (sources[0].term_coverage or 0.0) >= EXACT_MATCH_COVERAGE
+        if best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0):
+            return True
     # min_score 0 means the user chose the papers (a chat follow-up about them): no evidence bar applies.
     if query is None or settings.min_score <= 0 or best >= TOPIC_BAR or not query.wants_list:
         return False
@@ -175,7 +195,7 @@ def answer_from_sources(
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
 
     if weak_evidence(sources, settings, query):
-        text = abstention_text(sources, settings.min_score, query)
+        text = abstention_text(sources, settings, query)
         if on_text:
             on_text(text)
         timings["total"] = (time.perf_counter() - started) * 1000

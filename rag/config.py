@@ -97,10 +97,29 @@ class Settings(BaseSettings):
         "reciprocal-rank fusion, to compare), `dense`, `lexical`",
         flag="--retriever",
     )
+    spelling: bool = _setting(
+        True,
+        "correct misspelled question words to the closest word the store holds (`off`: search the words as typed)",
+        shown="`on`",
+    )
+    reranker: bool = _setting(
+        True,
+        "rerank the fused candidates with the packaged cross-encoder; its calibrated relevance decides abstention "
+        "and which papers an extractive answer cites (`off`: the cosine rules below do)",
+        shown="`on`",
+    )
+    reranker_model: Path | None = _setting(
+        None,
+        "a reranker folder of your own (model.json, the ONNX model, tokenizer.json, calibration.json: what "
+        "`python -m train.export` and `train.calibrate` write)",
+        shown="the packaged one",
+        same_row=True,
+    )
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = _setting(
         0.365,
-        "abstain when the best paper's cosine score is below this (calibrated on the eval set)",
+        "abstain when the best paper's cosine score is below this (calibrated on the eval set; with the reranker "
+        "on, only 0 matters: no evidence bar)",
         flag="--min-score",
     )
     # Extractive answers keep papers scoring at least this fraction of the top paper's score: looser for

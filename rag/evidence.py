@@ -66,6 +66,11 @@ def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -
     return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
 
 
+def _names_any(names: tuple[str, ...], text: str) -> bool:
+    """Whether `text` writes one of the coined names, as a whole word, in any case."""
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) for name in names)
+
+
 class Selector:
     """Picks the papers that answer, with the bars from `Settings` (evidence and detail ratios, the min score)."""
 
@@ -74,6 +79,7 @@ class Selector:
         self.list_ratio = settings.evidence_ratio
         self.detail_ratio = settings.detail_ratio
         self.min_score = settings.min_score
+        self.settings = settings
 
     def select(self, query: Query | str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
         """The papers that answer `query`, each with its sentences best first; and whether it asks for a list.
@@ -86,8 +92,21 @@ class Selector:
         query = as_query(query)
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         wants_list = query.wants_list
-        ratio = self.list_ratio if wants_list else self.detail_ratio
-        near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
+        if sources[0].relevance is not None:
+            # Reranked: the best paper, then every paper the calibrated relevance says answers.
+            from .rerank import get_reranker
+
+            calibration = get_reranker(self.settings).calibration
+            bar = calibration.cite_bar if wants_list else calibration.detail_bar
+            near = [s for i, s in enumerate(sources) if i == 0 or (s.relevance or 0.0) >= bar]
+            if not wants_list and query.names:
+                # A question about a named method is answered by the papers that name it: "what does PURGE reach
+                # on RWKU?" must not also quote a paper on unlearning in general.
+                named = [s for s in near if _names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
+                near = named or near
+        else:
+            ratio = self.list_ratio if wants_list else self.detail_ratio
+            near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
         if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 

@@ -197,6 +197,14 @@ class LexicalIndex:
             cached[name] = np.asarray(getattr(self, name))
         return cached[name]
 
+    def document_frequency(self, term: str) -> int:
+        """Chunks holding the stemmed `term` (its postings list's length)."""
+        index = self.bm25.vocab_dict.get(term) if self.chunk_ids else None
+        if index is None:
+            return 0
+        indptr = self.bm25.scores["indptr"]
+        return int(indptr[index + 1] - indptr[index])
+
     def has_venue(self, venue: str) -> bool:
         return bool(len(self.chunk_ids)) and bool((self._column("venues") == venue).any())
 
@@ -241,13 +249,18 @@ def query_terms(query: str) -> set[str]:
 
 def term_coverage(query: str, texts: list[str]) -> float:
     """The largest share of the query's stemmed, non-stopword terms that one of `texts` contains."""
+    return max(term_coverages(query, texts), default=0.0)
+
+
+def term_coverages(query: str, texts: list[str]) -> list[float]:
+    """For each of `texts`, the share of the query's stemmed, non-stopword terms it contains (one tokenizer call
+    for all of them)."""
     wanted = query_terms(query)
     if not wanted or not texts:
-        return 0.0
+        return [0.0] * len(texts)
     tokenized = tokenize(texts)
     vocabulary = {index: token for token, index in tokenized.vocab.items()}
-    documents = [{vocabulary[i] for i in ids} for ids in tokenized.ids]
-    return max(len(wanted & doc) / len(wanted) for doc in documents)
+    return [len(wanted & {vocabulary[i] for i in ids}) / len(wanted) for ids in tokenized.ids]
 
 
 def contains_phrase(query: str, text: str) -> bool:

@@ -76,8 +76,10 @@ def write_stream(piece: str) -> None:
 
 
 def source_line(source: Source) -> str:
+    """One paper: id, year, its relevance (the reranker's probability; the cosine when it is off), label."""
     year = source.year or "----"
-    return f"[{source.id}] {year}  {source.score:.2f}  {source.label}"
+    score = source.relevance if source.relevance is not None else source.score
+    return f"[{source.id}] {year}  {score:.2f}  {source.label}"
 
 
 def print_sources(console: Console, sources: list[Source], heading: str) -> None:

@@ -43,6 +43,8 @@ class Source:
     abstract: str = field(default="", repr=False)
     # Share of the question's terms found in this paper's abstract (set on the top paper by lexical modes).
     term_coverage: float | None = None
+    # The reranker's calibrated probability that this paper answers the question (None with RAG_RERANKER=off).
+    relevance: float | None = None
 
     @property
     def label(self) -> str:
@@ -55,6 +57,7 @@ class Source:
             "year": self.year,
             "venue": self.venue,
             "score": round(self.score, 4),
+            **({} if self.relevance is None else {"relevance": round(self.relevance, 4)}),
             "snippet": self.snippet,
         }
 
@@ -136,7 +139,24 @@ def _retrieve(
     if venue and query.venue_in_text and not _known_venue(venue, store, mode):
         venue = None
         query = replace(query, venue=None)
-    depth = k * CHUNKS_PER_PAPER
+    reranker = None
+    if settings.reranker:
+        from .rerank import get_reranker
+
+        reranker = get_reranker(settings)
+    # The reranker reorders more candidates than are kept: the paper it puts first may be fused 12th.
+    wanted = max(k, reranker.calibration.candidates) if reranker else k
+    depth = wanted * CHUNKS_PER_PAPER
+    lexical_index = None
+    if mode != "dense":
+        from .lexical import get_index
+        from .spelling import speller_for
+
+        lexical_index = get_index(store)
+        corrected = speller_for(lexical_index).correct(text) if settings.spelling else text
+        if corrected != text:  # "spiking nueral networks": every stage, and the user, see the corrected words
+            text = corrected
+            query = replace(query, search=corrected)
     vector = embedder.embed([text])[0]
 
     dense: dict[str, ChunkHit] = {}
@@ -145,11 +165,7 @@ def _retrieve(
         for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids), details=False):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
-    lexical_index = None
-    if mode != "dense":
-        from .lexical import get_index
-
-        lexical_index = get_index(store)
+    if lexical_index is not None:
         for lex in lexical_index.search(text, depth, year=year, venue=venue, paper_ids=paper_ids):
             lexical_best.setdefault(lex.paper_id, lex)
 
@@ -168,7 +184,7 @@ def _retrieve(
             )
     else:
         ranked = list(dense)  # a paraphrase: the words typed are not the abstracts' words
-    ranked = ranked[:k]
+    ranked = ranked[:wanted]
 
     # One store read for what is kept: each paper's best chunk (the snippet; scored by cosine here when only
     # BM25 found it) and its abstract, which backends quote and which lives on the paper's chunk 0.
@@ -182,6 +198,9 @@ def _retrieve(
     for source in sources:
         if source.id in papers:
             source.abstract = papers[source.id].abstract
+    if reranker and sources:
+        sources = reranker.rerank(query, sources)
+    sources = sources[:k]
     if mode != "dense" and sources:
         from .lexical import term_coverage
 

@@ -28,10 +28,13 @@ def test_search_finds_the_unlearning_papers_for_the_readme_question(seed_store, 
 
 def test_results_are_paper_level_best_first_with_their_best_chunk(seed_store, seed_settings):
     store, embedder = seed_store
-    sources = retrieve("multi-view clustering", store, embedder, seed_settings, k=10, mode="dense").sources
+    plain = replace(seed_settings, reranker=False)  # the retriever's own order
+    sources = retrieve("multi-view clustering", store, embedder, plain, k=10, mode="dense").sources
     ids = [s.id for s in sources]
     assert len(ids) == len(set(ids)) == 10
     assert [s.score for s in sources] == sorted((s.score for s in sources), reverse=True)  # dense: by cosine
+    reranked = retrieve("multi-view clustering", store, embedder, seed_settings, k=10, mode="dense").sources
+    assert [s.relevance for s in reranked] == sorted((s.relevance for s in reranked), reverse=True)
     assert all(s.snippet and s.snippet in s.abstract for s in sources)
 
 
@@ -93,15 +96,18 @@ def test_off_topic_question_abstains_plainly(seed_store, seed_settings):
     assert answer.answer.startswith("The indexed abstracts don't answer this")
 
 
-def test_abstention_lists_the_closest_papers_closest_first(seed_store, seed_settings):
+@pytest.mark.parametrize("reranker", [True, False])
+def test_abstention_lists_the_closest_papers_closest_first(seed_store, seed_settings, reranker):
     # Fused ranking puts a strong word match ("protein", "quantum") above higher cosines; an abstention's
-    # "Closest papers" are judged by cosine, so they are listed by it, led by the paper the message names.
+    # "Closest papers" are listed by what the bar judged (relevance; cosine with the reranker off), led by the
+    # paper the message names.
     store, embedder = seed_store
-    answer = ask("which papers study protein folding with quantum computers?", store, embedder, seed_settings)
-    scores = [s.score for s in answer.sources]
+    settings = replace(seed_settings, reranker=reranker)
+    answer = ask("which papers study protein folding with quantum computers?", store, embedder, settings)
+    scores = [s.relevance if reranker else s.score for s in answer.sources]
     assert answer.abstained and len(scores) > 1
     assert scores == sorted(scores, reverse=True)
-    assert f"the closest paper ({answer.sources[0].id})" in answer.answer
+    assert f"the closest paper ({answer.sources[0].id}" in answer.answer
 
 
 def test_a_year_with_no_papers_is_named_in_the_abstention(seed_store, seed_settings):
@@ -131,7 +137,8 @@ def test_a_list_keeps_a_paper_that_writes_the_topic_as_a_phrase(seed_store, seed
     # 004-09 (conformal bounds for survival analysis) scores well below 002-02 by cosine, under the list ratio,
     # but it writes "conformal prediction": in a list of papers on that topic it belongs.
     store, embedder = seed_store
-    asked = ask("which papers use conformal prediction?", store, embedder, seed_settings)
+    off = replace(seed_settings, reranker=False)  # the cosine path's list rule
+    asked = ask("which papers use conformal prediction?", store, embedder, off)
     assert asked.citations == ["002-02", "004-09"]
 
 
@@ -149,20 +156,21 @@ def test_a_topic_no_paper_covers_is_abstained_on(seed_store, seed_settings):
     # Federated papers and unlearning papers exist, none on federated unlearning: each scores above the
     # threshold, but none holds both terms.
     store, embedder = seed_store
-    asked = ask("which papers study federated unlearning?", store, embedder, seed_settings)
+    off = replace(seed_settings, reranker=False)  # the cosine path's topic rule
+    asked = ask("which papers study federated unlearning?", store, embedder, off)
     assert asked.abstained and asked.citations == []
     assert "no paper found covers “federated unlearning”" in asked.answer
     assert asked.sources[0].score > seed_settings.min_score  # the cosine threshold alone would have answered
-    assert not ask("which papers study unlearning?", store, embedder, seed_settings).abstained
-    assert not ask("which papers study federated learning?", store, embedder, seed_settings).abstained
+    assert not ask("which papers study unlearning?", store, embedder, off).abstained
+    assert not ask("which papers study federated learning?", store, embedder, off).abstained
     # In a chat follow-up about papers the user chose (min_score 0), no evidence bar applies.
-    chosen = replace(seed_settings, min_score=0.0)
+    chosen = replace(off, min_score=0.0)
     assert not ask("which papers study federated unlearning?", store, embedder, chosen).abstained
 
 
 def test_abstention_threshold_is_configurable(seed_store, seed_settings):
     store, embedder = seed_store
-    strict = replace(seed_settings, min_score=0.99)
+    strict = replace(seed_settings, min_score=0.99, reranker=False)  # with the reranker on, its bar decides
     assert ask("which papers study unlearning?", store, embedder, strict, "extractive").abstained
 
 
@@ -259,10 +267,11 @@ def test_an_exact_name_under_the_threshold_is_answered_by_hybrid_retrieval_only(
     # "DiVeQ" scores 0.29 by cosine (MiniLM reads rare names poorly), under the 0.365 threshold: the paper that
     # holds every term of the question gets 0.10 of slack, which only the lexical modes can vouch for.
     store, embedder = seed_store
-    hybrid = ask("what is DiVeQ?", store, embedder, seed_settings)
+    off = replace(seed_settings, reranker=False)  # the cosine path's slack
+    hybrid = ask("what is DiVeQ?", store, embedder, off)
     assert not hybrid.abstained and hybrid.citations == ["000-01"]
     assert hybrid.sources[0].score < seed_settings.min_score
-    assert ask("what is DiVeQ?", store, embedder, replace(seed_settings, retriever="dense")).abstained
+    assert ask("what is DiVeQ?", store, embedder, replace(off, retriever="dense")).abstained
 
 
 class FixedReply:

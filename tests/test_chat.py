@@ -419,7 +419,7 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     assert "\x1b" not in result.stdout and "rag>" not in result.stdout
     blocks = result.stdout.split("\n\n")  # answer, its sources, the next answer, ...
     assert blocks[0].startswith("3 papers match:") and cited(blocks[0]) == UNLEARNING_LISTED
-    assert blocks[1].startswith("Sources:\n  [001-02] 2026  0.")
+    assert re.match(r"Sources:\n  \[001-02\] 2026  [01]\.\d\d  ", blocks[1])  # id, year, relevance
     assert blocks[2].startswith("1 paper matches:") and cited(blocks[2]) == ["001-18"]
     payload = json.loads(result.stdout.splitlines()[-1])  # /json: one object per line
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
@@ -458,7 +458,7 @@ def test_year_command_restricts_new_questions_until_turned_off(chat_env):
     ]
     (restricted, restricted_years), (open_, open_years) = answers(result.stdout)
     assert cited(restricted) and restricted_years and set(restricted_years) == {"2025"}
-    assert {"2025", "2026"} <= set(open_years) and set(cited(restricted)) < set(cited(open_))
+    assert {"2025", "2026"} <= set(open_years) and set(cited(restricted)) != set(cited(open_))
 
 
 def test_backend_command_switches_the_answering_backend_and_refuses_unknown_ones(chat_env, llm):

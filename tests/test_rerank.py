@@ -1,0 +1,190 @@
+"""The packaged cross-encoder reranker and its calibration (rag/rerank.py): the shipped files match their model
+card, a damaged install is a one-line error, the model orders a small hand-built case, its calibrated relevance
+decides abstention and citations, and the calibration was fitted on dev questions only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rag.rerank import FEATURES, MODEL_DIR, ModelError, Reranker, get_reranker, load_calibration
+from tests.helpers import cli_env
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_packaged_model_matches_its_model_card():
+    manifest = json.loads((MODEL_DIR / "model.json").read_text())
+    model = MODEL_DIR / manifest["file"]
+    card = (MODEL_DIR / "MODEL_CARD.md").read_text()
+    on_card = dict(re.findall(r"`([\w.]+)` ([0-9a-f]{64})", card))
+    assert on_card[model.name] == _sha256(model) == manifest["sha256"]
+    assert on_card["tokenizer.json"] == _sha256(MODEL_DIR / "tokenizer.json")
+    assert model.stat().st_size <= 25_000_000  # issue 16's limit per shipped model
+    for heading in ("Base model", "License", "Data", "Training command", "sha256"):
+        assert heading in card
+
+
+def _copy_model(tmp_path: Path) -> Path:
+    folder = tmp_path / "reranker"
+    shutil.copytree(MODEL_DIR, folder)
+    return folder
+
+
+def test_a_corrupt_model_file_is_a_one_line_error(tmp_path):
+    folder = _copy_model(tmp_path)
+    model = folder / json.loads((folder / "model.json").read_text())["file"]
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte in the weights: loads fine, ranks wrong
+    model.write_bytes(bytes(data))
+    with pytest.raises(ModelError) as error:
+        Reranker(folder)
+    assert "corrupt" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_missing_model_file_or_calibration_is_a_one_line_error(tmp_path):
+    folder = _copy_model(tmp_path)
+    (folder / "calibration.json").unlink()
+    with pytest.raises(ModelError, match="not installed"):
+        Reranker(folder)
+    (folder / json.loads((folder / "model.json").read_text())["file"]).unlink()
+    with pytest.raises(ModelError, match="not installed"):
+        Reranker(folder)
+
+
+def test_the_cli_reports_a_corrupt_install_in_one_line_and_fails(tmp_path, seed_store_dir):
+    """An installed copy of the package whose model file was truncated: `ask` says so in one line, exit 1."""
+    copy = tmp_path / "site"
+    shutil.copytree(REPO / "rag", copy / "rag", ignore=shutil.ignore_patterns("__pycache__"))
+    model = copy / "rag" / "models" / "reranker" / json.loads((MODEL_DIR / "model.json").read_text())["file"]
+    model.write_bytes(model.read_bytes()[:1000])
+    env = cli_env(PYTHONPATH=str(copy), RAG_STORE=str(seed_store_dir), HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "ask", "which papers study spiking neural networks?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,  # not the checkout: `-m rag` must import the damaged copy
+        timeout=120,
+    )
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "corrupt" in lines[0] and "Traceback" not in done.stderr
+    # Switched off, the same install answers.
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "ask", "which papers study spiking neural networks?"],
+        capture_output=True,
+        text=True,
+        env={**env, "RAG_RERANKER": "off"},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "[002-15]" in done.stdout
+
+
+def test_the_reranker_puts_the_paper_on_the_topic_above_papers_sharing_its_words(seed_papers):
+    """Spiking neural networks: the SNN paper (002-15) above an RNN trained by equilibrium propagation (003-03,
+    "brain-like", "neural") and the Kolmogorov-Arnold network paper (003-11, "neural networks")."""
+    papers = {p.id: p for p in seed_papers}
+    reranker = get_reranker()
+    ids = ["003-03", "003-11", "002-15"]
+    logits = reranker.logits("which papers study spiking neural networks?", [papers[i].abstract for i in ids])
+    assert ids[int(logits.argmax())] == "002-15"
+    # and the other way round: the KAN question puts the KAN paper first
+    logits = reranker.logits("Kolmogorov-Arnold networks", [papers[i].abstract for i in ids])
+    assert ids[int(logits.argmax())] == "003-11"
+
+
+def test_relevance_is_a_probability_and_orders_the_sources(seed_store, seed_settings):
+    from rag.retrieval import retrieve
+
+    store, embedder = seed_store
+    sources = retrieve("which papers study spiking neural networks?", store, embedder, seed_settings, k=5).sources
+    relevance = [s.relevance for s in sources]
+    assert all(r is not None and 0.0 <= r <= 1.0 for r in relevance)
+    assert relevance == sorted(relevance, reverse=True)
+    assert sources[0].id == "002-15"
+    assert sources[0].to_json()["relevance"] == round(relevance[0], 4)
+    off = retrieve(
+        "which papers study spiking neural networks?", store, embedder, replace(seed_settings, reranker=False)
+    )
+    assert all(s.relevance is None for s in off.sources) and "relevance" not in off.sources[0].to_json()
+
+
+def test_relevance_decides_abstention(seed_store, seed_settings):
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    bar = load_calibration().relevance_bar
+    off_topic = ask("what is the best recipe for sourdough bread?", store, embedder, seed_settings)
+    assert off_topic.abstained and f"below the bar {bar:g}" in off_topic.answer
+    assert max(s.relevance for s in off_topic.sources) < bar
+    answered = ask("which papers study spiking neural networks?", store, embedder, seed_settings)
+    assert not answered.abstained and answered.citations[0] == "002-15"
+    # min_score 0 (a follow-up about papers the user chose) applies no bar, reranked or not
+    chosen = ask(
+        "what is the best recipe for sourdough bread?",
+        store,
+        embedder,
+        replace(seed_settings, min_score=0.0),
+        paper_ids=["002-15"],
+    )
+    assert not chosen.abstained
+
+
+def test_only_papers_at_the_cite_bar_are_cited(seed_store, seed_settings):
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    bar = load_calibration().cite_bar
+    answer = ask("which papers study spiking neural networks?", store, embedder, seed_settings, k=10)
+    relevance = {s.id: s.relevance for s in answer.sources}
+    assert answer.citations and all(relevance[c] >= bar for c in answer.citations[1:])
+    assert answer.citations[0] == answer.sources[0].id
+
+
+def test_the_calibration_was_fitted_on_dev_questions_only():
+    from rag.evaluation.questions import load_questions, load_split, select_split
+    from train.calibrate import dev_questions
+
+    split_file = REPO / "evals" / "split.json"
+    questions_file = REPO / "evals" / "questions.jsonl"
+    split = load_split(split_file)
+    test_qids = {q.qid for q in select_split(load_questions([questions_file]), "test", split)}
+    # the calibration code reads the dev part only ...
+    dev = dev_questions(questions_file, split_file)
+    assert dev and not {q.qid for q in dev} & test_qids
+    # ... and the shipped calibration says it was fitted on exactly that part of this split file
+    shipped = json.loads((MODEL_DIR / "calibration.json").read_text())
+    assert shipped["fitted_on"]["part"] == "dev"
+    assert set(shipped["fitted_on"]["qids"]) == {q.qid for q in dev}
+    assert shipped["fitted_on"]["split_file_sha256"] == _sha256(split_file)
+    assert shipped["features"] == list(FEATURES)
+
+
+def test_rag_reranker_off_is_read_from_the_environment(monkeypatch):
+    from rag.config import Settings
+
+    monkeypatch.setenv("RAG_RERANKER", "off")
+    assert Settings.from_env().reranker is False
+    monkeypatch.delenv("RAG_RERANKER")
+    assert Settings.from_env().reranker is True
+
+
+def test_loading_is_lazy_on_the_cli_path():
+    """`import rag` and `rag --help` must not load onnxruntime for the reranker."""
+    code = "import sys, rag.cli; assert 'rag.rerank' not in sys.modules; assert 'onnxruntime' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})

@@ -1,0 +1,194 @@
+"""Fit the reranker's calibration on the dev questions only, and write `calibration.json` beside the model.
+
+    python -m train.calibrate --model rag/models/reranker --store SEED_STORE [--candidates 20]
+
+1. For each **dev** question (evals/split.json; the test part is never read): the hybrid retriever's top
+   `--candidates` papers without reranking, and rag.rerank's features of each (the cross-encoder's logit, the
+   best chunk's cosine, the share of the question's terms the paper holds, log(1 + fused rank)); the label is
+   whether the paper is one of the question's gold papers.
+2. A logistic regression (scikit-learn) over those rows: `Source.relevance` is its probability.
+3. `relevance_bar`: the abstention bar on the best candidate's probability. Chosen on dev: the highest
+   abstention accuracy among bars whose false-abstain rate is at most 0.05; of the bars that tie, the middle one.
+   The unanswerable cases are dev's own and, because dev has only 4, each answerable dev question asked of the
+   store without its gold papers (a near-miss: the papers left share its words, not its topic).
+4. `cite_bar` and `detail_bar`: which further papers an extractive answer cites, for a list question and for a
+   question about a detail. Chosen on dev by running the real pipeline (`rag.evaluation.run_eval`, extractive,
+   k=5) for each candidate bar: the highest citation F1 over that kind of question; ties, the middle.
+
+Needs scikit-learn (the `[train]` extra). Writes `calibration.json` (weights, bars, the dev qids fitted on, the
+split file's sha256, both sweeps) into `--model`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from rag.evaluation.questions import Question
+
+MAX_FALSE_ABSTAIN = 0.05
+RELEVANCE_GRID = [round(0.01 * i, 2) for i in range(1, 100)]
+CITE_GRID = [round(0.05 * i, 2) for i in range(1, 20)]
+
+
+def dev_questions(questions_file: Path, split_file: Path) -> list[Question]:
+    """The dev part only: calibration must never see a test question."""
+    from rag.evaluation.questions import load_questions, load_split, select_split
+
+    return select_split(load_questions([questions_file]), "dev", load_split(split_file))
+
+
+def middle_of_best(scores: dict[float, float]) -> float:
+    """The grid value in the middle of the run of values sharing the best score (robust to the grid's edges)."""
+    best = max(scores.values())
+    winners = sorted(v for v, s in scores.items() if s >= best - 1e-12)
+    return winners[len(winners) // 2]
+
+
+def abstention_sweep(max_probability: list[float], answerable: list[bool]) -> dict[float, dict]:
+    """Per bar: abstention accuracy on the unanswerable questions and false abstains on the answerable ones."""
+    sweep = {}
+    unanswerable = [p for p, a in zip(max_probability, answerable, strict=True) if not a]
+    answered = [p for p, a in zip(max_probability, answerable, strict=True) if a]
+    for bar in RELEVANCE_GRID:
+        accuracy = sum(p < bar for p in unanswerable) / len(unanswerable) if unanswerable else 0.0
+        false = sum(p < bar for p in answered) / len(answered) if answered else 0.0
+        sweep[bar] = {"abstention_accuracy": round(accuracy, 4), "false_abstains": round(false, 4)}
+    return sweep
+
+
+def calibrate(args: argparse.Namespace) -> dict:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from rag.config import Settings
+    from rag.embedding import get_embedder
+    from rag.evaluation.run import run_eval
+    from rag.query import parse
+    from rag.rerank import FEATURES, Calibration, Reranker
+    from rag.retrieval import retrieve
+    from rag.store import Store
+
+    questions = dev_questions(Path(args.questions), Path(args.split))
+    settings = replace(Settings.from_env(), store=Path(args.store), reranker=False)
+    store, embedder = Store(settings), get_embedder(settings)
+    reranker = Reranker(Path(args.model), calibrated=False)
+
+    rows, labels, groups = [], [], []
+    for q in questions:
+        query = parse(q.question)
+        sources = retrieve(query, store, embedder, settings, k=args.candidates).sources
+        for source, values in zip(sources, reranker.features(query, sources), strict=True):
+            rows.append(values)
+            labels.append(source.id in q.gold_ids)
+            groups.append(q.qid)
+    model = LogisticRegression(C=args.c, max_iter=1000).fit(np.array(rows), np.array(labels))
+    weights, bias = tuple(float(w) for w in model.coef_[0]), float(model.intercept_[0])
+    placeholder = Calibration(weights, bias, 0.0, 1.0, 1.0, args.candidates)
+    probability = [placeholder.probability(r) for r in rows]
+
+    best = {}
+    for qid, p in zip(groups, probability, strict=True):
+        best[qid] = max(best.get(qid, 0.0), p)
+    # Dev holds only 4 unanswerable questions: too few to place a bar. Each answerable dev question asked of the
+    # store without its gold papers is a near-miss that should be abstained on (the papers left share its words,
+    # not its topic), so those count as unanswerable cases too.
+    everything = sorted(store.stored_papers())
+    near_misses = []
+    for q in questions:
+        if not q.gold_ids:
+            continue
+        query = parse(q.question)
+        others = [p for p in everything if p not in set(q.gold_ids)]
+        sources = retrieve(query, store, embedder, settings, k=args.candidates, paper_ids=others).sources
+        near_misses.append(max((placeholder.probability(f) for f in reranker.features(query, sources)), default=0.0))
+    maxima = [best.get(q.qid, 0.0) for q in questions] + near_misses
+    answerable = [bool(q.gold_ids) for q in questions] + [False] * len(near_misses)
+    sweep = abstention_sweep(maxima, answerable)
+    feasible = {b: s["abstention_accuracy"] for b, s in sweep.items() if s["false_abstains"] <= MAX_FALSE_ABSTAIN}
+    relevance_bar = middle_of_best(feasible)
+
+    # A list question reads only cite_bar and a detail question only detail_bar, so one run per grid value with
+    # both bars at that value scores both kinds; each bar is then chosen on its own kind's citation F1.
+    cite_sweep: dict[float, dict] = {}
+    run_settings = replace(settings, reranker=True)
+    lists = {q.qid for q in questions if parse(q.question).wants_list}
+    for bar in CITE_GRID:
+        reranker.calibration = Calibration(weights, bias, relevance_bar, bar, bar, args.candidates)
+        run = _run_with(reranker, lambda: run_eval(questions, store, embedder, run_settings, "hybrid", "extractive", 5))
+        cite_sweep[bar] = {}
+        for kind, wanted in (("list", True), ("detail", False)):
+            scores = [
+                r.metrics.get("citation_f1")
+                for r in run.questions
+                if (r.qid in lists) == wanted and r.metrics.get("citation_f1") is not None
+            ]
+            cite_sweep[bar][f"{kind}_citation_f1"] = round(sum(scores) / len(scores), 4) if scores else None
+    cite_bar = middle_of_best({b: s["list_citation_f1"] or 0.0 for b, s in cite_sweep.items()})
+    detail_bar = middle_of_best({b: s["detail_citation_f1"] or 0.0 for b, s in cite_sweep.items()})
+
+    split_sha = hashlib.sha256(Path(args.split).read_bytes()).hexdigest()
+    result = {
+        "features": list(FEATURES),
+        "weights": [round(w, 6) for w in weights],
+        "bias": round(bias, 6),
+        "relevance_bar": relevance_bar,
+        "cite_bar": cite_bar,
+        "detail_bar": detail_bar,
+        "candidates": args.candidates,
+        "fitted_on": {
+            "part": "dev",
+            "split_file_sha256": split_sha,
+            "qids": [q.qid for q in questions],
+            "rows": len(rows),
+            "near_miss_cases": len(near_misses),
+            "positives": int(sum(labels)),
+        },
+        "command": "python -m train.calibrate " + shlex.join(args.argv),
+        "abstention_sweep": {str(b): s for b, s in sweep.items()},
+        "cite_sweep": {str(b): s for b, s in cite_sweep.items()},
+    }
+    out = Path(args.model) / "calibration.json"
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
+
+
+def _run_with(reranker, run):
+    """Run with `reranker` as the process's reranker (rag.rerank caches one per folder)."""
+    from rag import rerank
+
+    saved = rerank.get_reranker
+    rerank.get_reranker = lambda settings=None: reranker
+    try:
+        return run()
+    finally:
+        rerank.get_reranker = saved
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    repo = Path(__file__).resolve().parent.parent
+    parser = argparse.ArgumentParser(prog="python -m train.calibrate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="the reranker folder (model.json, model, tokenizer)")
+    parser.add_argument("--store", required=True, help="a store holding the seed papers")
+    parser.add_argument("--questions", default=str(repo / "evals" / "questions.jsonl"))
+    parser.add_argument("--split", default=str(repo / "evals" / "split.json"))
+    parser.add_argument("--candidates", type=int, default=20)
+    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation of the logistic layer")
+    args = parser.parse_args(argv)
+    args.argv = argv
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    result = calibrate(parse_args(argv))
+    print(json.dumps({k: result[k] for k in ("weights", "bias", "relevance_bar", "cite_bar", "detail_bar")}))
+
+
+if __name__ == "__main__":
+    main()
