@@ -64,10 +64,15 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
     if sources[0].relevance is not None:  # judged by the reranker (see weak_evidence)
         closest = max(sources, key=lambda s: s.relevance or 0.0)
+        bar = calibration(settings).relevance_bar
+        if (closest.relevance or 0.0) >= bar:  # abstained by the topic rule
+            return (
+                f"The indexed abstracts don't answer this: no paper found covers “{query.topic}”; the closest "
+                f"({closest.id}, relevance {closest.relevance:.2f}) shares only some of its terms."
+            )
         return (
-            "The indexed abstracts don't answer this: the closest paper "
-            f"({closest.id}, “{closest.label}”) has relevance {closest.relevance:.2f}, below the bar "
-            f"{calibration(settings).relevance_bar:g}."
+            f"The indexed abstracts don't answer this: the closest paper ({closest.id}) has relevance "
+            f"{closest.relevance:.2f}, below the bar {bar:g}."
         )
     closest = max(sources, key=lambda s: s.score)
     if closest.score >= threshold:  # abstained by the topic rule (see weak_evidence)
