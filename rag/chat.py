@@ -9,6 +9,7 @@ commands, the prompt_toolkit loop and piped mode. What it prints is drawn by `ra
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import traceback
 from collections.abc import Iterable
@@ -155,6 +156,10 @@ class Chat:
 
     def answer(self, question: str) -> None:
         self.llm_failure = None
+        if self.interactive:
+            # Ctrl-C must stop an answer even when the chat was started with SIGINT ignored (a parent shell's
+            # background job passes that on, and Python then installs no handler): restore Python's own.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             resolution = self.resolve(question)
             self.note(resolution.describe())

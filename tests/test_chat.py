@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -219,9 +220,15 @@ def visible(raw: str) -> str:
 class Terminal:
     """`rag chat` in a pseudo-terminal. Waits are for text to appear (never for time to pass)."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
+    def __init__(self, env: dict[str, str], *args: str, preexec_fn=None) -> None:
         self.child = pexpect.spawn(
-            str(BIN / "rag"), ["chat", *args], env=env, encoding="utf-8", dimensions=(50, 220), timeout=TIMEOUT
+            str(BIN / "rag"),
+            ["chat", *args],
+            env=env,
+            encoding="utf-8",
+            dimensions=(50, 220),
+            timeout=TIMEOUT,
+            preexec_fn=preexec_fn,
         )
         self.raw = ""
         self.wait_for(PROMPT, 0)
@@ -364,8 +371,16 @@ def test_a_conversation_in_the_terminal(chat_env, seed_store_dir, seed_papers, t
     assert again.child.exitstatus == 0
 
 
-def test_ctrl_c_stops_a_streaming_answer_and_the_session_goes_on(chat_env, llm):
-    term = Terminal(with_llm(chat_env, llm, "slow-stream"))  # one word every 2 s
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_stops_a_streaming_answer_and_the_session_goes_on(chat_env, llm, inherited):
+    # "ignored": started by a parent that ignores SIGINT (a shell's background job does), where Python installs
+    # no KeyboardInterrupt handler of its own; the chat must still stop the answer.
+    preexec = _ignore_sigint if inherited == "ignored" else None
+    term = Terminal(with_llm(chat_env, llm, "slow-stream"), preexec_fn=preexec)  # one word every 2 s
     assert "backend openai (slow-stream at http://127.0.0.1:" in term.banner
     start = len(term.text)
     term.child.sendline("which papers study unlearning?")
