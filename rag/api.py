@@ -7,6 +7,7 @@
     paper = papers.get("001-02")            # NotFoundError when absent
     for event in papers.stream("which papers study unlearning?"):
         ...                                 # event.type: query, sources, text, warning, answer
+    papers.ask("only 2025 ones", history=[PastTurn(question, answer.answer)])  # a follow-up, as `rag chat` reads it
 
 The store and the embedding model open on first use, so constructing a `Papers` is instant; an empty default
 store is first filled with the bundled seed abstracts (a store you name is yours to fill).
@@ -21,16 +22,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .conversation import PastTurn, resolution_json
 from .errors import InputError, StoreError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .answer import Answer
     from .config import Settings
+    from .conversation import Conversation
     from .corpus import Paper
     from .embedding import Embedder
+    from .followups import Resolution
     from .query import Query
     from .retrieval import Retrieval, Source
     from .store import Store
+
+__all__ = ["Event", "Papers", "PastTurn"]
 
 EventType = Literal["query", "sources", "text", "warning", "answer"]
 
@@ -41,13 +49,15 @@ class Event:
 
     type: EventType
     query: Query | None = None  # "query": the question as understood and applied
+    resolved: Resolution | None = None  # "query", in a conversation: how the follow-up was read
     sources: list[Source] | None = None  # "sources": the retrieved papers
     text: str = ""  # "text": a checked piece of the answer; "warning": the warning
     answer: Answer | None = None  # "answer": the final Answer (citations checked)
 
     def to_json(self) -> dict:
         if self.type == "query" and self.query is not None:
-            return {"type": "query", "query": self.query.to_json()}
+            resolved = {} if self.resolved is None else {"resolved": resolution_json(self.resolved)}
+            return {"type": "query", "query": self.query.to_json(), **resolved}
         if self.type == "sources":
             return {"type": "sources", "sources": [s.to_json() for s in self.sources or []]}
         if self.type == "answer" and self.answer is not None:
@@ -139,13 +149,33 @@ class Papers:
         year: int | None = None,
         venue: str | None = None,
         backend: str | None = None,
+        history: Sequence[PastTurn] | None = None,
     ) -> Answer:
         """The answer to `question`, citing only retrieved papers. An LLM that fails falls back to the
-        extractive answer, with the reason in `Answer.warnings`."""
+        extractive answer, with the reason in `Answer.warnings`.
+
+        With `history` (the earlier turns, oldest first; may be empty) the question is read as a follow-up, as
+        `rag chat` reads it: "the second one", "only 2025 ones", "compare them".
+        """
         from .answer import ask
 
         query, store, embedder, settings = self._prepare(question, year, venue, backend)
-        return ask(query, store, embedder, settings, settings.backend, k=k)
+        if history is None:
+            return ask(query, store, embedder, settings, settings.backend, k=k)
+        return self._conversation(settings, history, k, year, venue).ask(question).answer
+
+    def _conversation(
+        self, settings: Settings, history: Sequence[PastTurn], k: int | None, year: int | None, venue: str | None
+    ) -> Conversation:
+        """A conversation rebuilt from the turns a stateless client sends back (`Conversation.replay`)."""
+        from .conversation import Conversation
+        from .followups import ChatState
+
+        store, embedder = self._open()
+        state = ChatState(k=k or settings.k, backend=settings.backend, year=year)
+        conversation = Conversation(store, embedder, settings, state, venue=venue)
+        conversation.replay(history)
+        return conversation
 
     def search(
         self, query: str, k: int | None = None, year: int | None = None, venue: str | None = None
@@ -163,6 +193,21 @@ class Papers:
         with store.reading():
             return store.get_paper(paper_id)
 
+    def info(self) -> dict:
+        """What the store holds: its paper count, label, and the years and venues a filter can take."""
+        from .lexical import get_index
+
+        store, _ = self._open()
+        with store.reading():
+            index = get_index(store)
+            return {
+                "papers": store.count_papers(),
+                "store": self.settings.store_label,
+                "backend": self.settings.backend,
+                "years": sorted({int(y) for y in index.years if y > 0}),
+                "venues": sorted({v for v in index.venues if v}),
+            }
+
     def stream(
         self,
         question: str,
@@ -170,17 +215,17 @@ class Papers:
         year: int | None = None,
         venue: str | None = None,
         backend: str | None = None,
+        history: Sequence[PastTurn] | None = None,
     ) -> Iterator[Event]:
         """The answer as events: "query", "sources", then "text" pieces (and any "warning"), then "answer".
 
         The question is parsed before the first event, so a bad question raises here, not midway. Leaving the
-        loop early stops the answer at its next piece of text.
+        loop early stops the answer at its next piece of text. `history`: as for `ask`.
         """
-        from .answer import ask
-
         query, store, embedder, settings = self._prepare(question, year, venue, backend)
         events: queue.Queue[Event | BaseException | None] = queue.Queue()
         stopped = threading.Event()
+        resolved: list[Resolution] = []
 
         def on_text(piece: str) -> None:
             if stopped.is_set():
@@ -188,12 +233,17 @@ class Papers:
             events.put(Event("text", text=piece))
 
         def on_retrieved(found: Retrieval) -> None:
-            events.put(Event("query", query=found.query))
+            events.put(Event("query", query=found.query, resolved=resolved[0] if resolved else None))
             events.put(Event("sources", sources=list(found.sources)))
 
-        def work() -> None:
-            try:
-                answer = ask(
+        def on_warning(warning: str) -> None:
+            events.put(Event("warning", text=warning))
+
+        def answer() -> Answer:
+            from .answer import ask
+
+            if history is None:
+                return ask(
                     query,
                     store,
                     embedder,
@@ -201,10 +251,17 @@ class Papers:
                     settings.backend,
                     k=k,
                     on_text=on_text,
-                    on_warning=lambda warning: events.put(Event("warning", text=warning)),
+                    on_warning=on_warning,
                     on_retrieved=on_retrieved,
                 )
-                events.put(Event("answer", answer=answer))
+            turn = self._conversation(settings, history, k, year, venue).ask(
+                question, on_resolved=resolved.append, on_text=on_text, on_warning=on_warning, on_retrieved=on_retrieved
+            )
+            return turn.answer
+
+        def work() -> None:
+            try:
+                events.put(Event("answer", answer=answer()))
             except _Stopped:
                 pass
             except BaseException as exc:  # handed to the caller's thread, raised there

@@ -1,9 +1,9 @@
 """`rag chat`: a REPL that holds a conversation about the papers.
 
 What a follow-up means ("the second one", "it", "and in 2025?", "compare them") is decided by the pure rules
-in `rag/followups.py`; this module is the terminal around them: the store lookups those rules need, the LLM
-condense step (`prompts/condense.md`, with the rules as the fallback when the endpoint fails), the slash
-commands, the prompt_toolkit loop and piped mode. What it prints is drawn by `rag/render.py`, as the CLI's is.
+in `rag/followups.py` and applied by `rag/conversation.py` (the same conversation the web page and the
+OpenAI-compatible endpoint hold); this module is the terminal around it: the slash commands, the prompt_toolkit
+loop and piped mode. What it prints is drawn by `rag/render.py`, as the CLI's is.
 """
 
 from __future__ import annotations
@@ -13,35 +13,21 @@ import signal
 import sys
 import traceback
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import render
 from .backends import BACKENDS
+from .conversation import Conversation, condense_messages, resolution_json
 from .errors import RagError
-from .followups import (
-    HISTORY_TURNS,
-    ChatState,
-    Resolution,
-    apply_condensed,
-    candidate_ids,
-    content_words,
-    is_year,
-    mentions,
-    parse_condensed,
-    remember,
-    resolve,
-)
-from .prompts import load_prompt
-from .prompts import render as fill
-from .query import asks_for_list, coined_names
+from .followups import ChatState, Resolution, is_year
 
 if TYPE_CHECKING:
-    from .answer import Answer
     from .config import Settings
     from .embedding import Embedder
     from .store import Store
+
+__all__ = ["Chat", "condense_messages", "run_chat"]
 
 PROMPT = "rag> "
 
@@ -56,26 +42,6 @@ COMMANDS: dict[str, str] = {
     "/reset": "forget the conversation (settings stay)",
     "/quit": "leave (Ctrl-D also works)",
 }
-
-
-# -- condensing with an LLM --------------------------------------------------------------------------
-
-
-def _data(text: str) -> str:
-    # The conversation is data for the prompt: no markup of ours can be forged inside it.
-    return text.replace("<", "‹").replace(">", "›")
-
-
-def condense_messages(state: ChatState, question: str, prompts_dir: Path | None = None) -> list[dict]:
-    """The chat messages asking an LLM to rewrite `question` as a standalone question."""
-    turn = load_prompt("condense_turn.md", prompts_dir)
-    turns = []
-    for exchange in state.history[-HISTORY_TURNS:]:
-        papers = "\n".join(f"{n}. [{pid}] {_data(label)}" for n, (pid, label) in enumerate(exchange.papers, 1))
-        answer = exchange.answer if len(exchange.answer) <= 800 else exchange.answer[:800] + " …"
-        turns.append(fill(turn, question=_data(exchange.question), answer=_data(answer), papers=papers).strip())
-    content = fill(load_prompt("condense.md", prompts_dir), history="\n".join(turns), question=_data(question))
-    return [{"role": "user", "content": content.strip()}]
 
 
 # -- the REPL ----------------------------------------------------------------------------------------
@@ -108,9 +74,7 @@ class Chat:
         self.out, self.err = render.stdout_console(), render.stderr_console()
         self.failures = 0
         self.wrote = False  # anything printed on stdout yet (for piped output's separators)
-        # Why the LLM failed while rewriting this turn's follow-up: the answer then goes straight to the
-        # extractive backend instead of waiting for the same failing endpoint a second time.
-        self.llm_failure: str | None = None
+        self.conversation = Conversation(store, embedder, settings, state)
 
     # -- printing --------------------------------------------------------------------------------
 
@@ -155,15 +119,12 @@ class Chat:
         return True
 
     def answer(self, question: str) -> None:
-        self.llm_failure = None
         if self.interactive:
             # Ctrl-C must stop an answer even when the chat was started with SIGINT ignored (a parent shell's
             # background job passes that on, and Python then installs no handler): restore Python's own.
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            resolution = self.resolve(question)
-            self.note(resolution.describe())
-            result = self.run(question, resolution)
+            self.conversation.ask(question, on_resolved=self.begin_answer, on_text=self.on_text, on_warning=self.warn)
         except KeyboardInterrupt:
             if not self.interactive:
                 raise  # piped input: Ctrl-C ends the run, as for any command
@@ -181,116 +142,27 @@ class Chat:
                 traceback.print_exc()
             self.error(render.unexpected(exc))
             return
-        remember(self.state, question, resolution, result)
-
-    def resolve(self, question: str) -> Resolution:
-        from .answer import clean_question
-
-        question = clean_question(question)
-        known = set(self.store.get_papers(candidate_ids(question)))
-        named: list[str] = []
-        if not asks_for_list(question):
-            for word in coined_names(question):
-                papers = self.store.papers_mentioning(word)
-                if len(papers) == 1:  # a name only one paper uses
-                    named.append(papers[0])
-        resolution = resolve(question, self.state, known, named)
-        if self.state.backend == "openai" and self.state.history:
-            condensed = self.condense(question)
-            if condensed:
-                resolution = apply_condensed(resolution, condensed, self.state)
-        return resolution
-
-    def condense(self, question: str) -> str | None:
-        from .llm import LLM
-
-        messages = condense_messages(self.state, question, self.settings.prompts_dir)
-        try:  # behind the endpoint's circuit breaker, as the answer is: an endpoint that just failed is not waited on
-            reply = LLM(self.settings).complete(messages, 120)
-        except RagError as exc:
-            self.llm_failure = str(exc)  # reported once, with the extractive answer (see `run`)
-            return None
-        return parse_condensed(reply)
-
-    def run(self, question: str, resolution: Resolution) -> Answer:
-        from .answer import ask
-
-        state = self.state
-        settings = self.settings
-        if resolution.about_papers or self.named_papers_answer(resolution):
-            # The user chose these papers: whether they match the question well enough is not the issue.
-            settings = replace(settings, min_score=0.0)
-        k = max(state.k, len(resolution.paper_ids))
-        paper_ids = list(resolution.paper_ids) or None
-
-        on_text = None if state.json_output else render.write_stream
-        backend = state.backend
-        skipped: list[str] = []
-        if backend == "openai" and self.llm_failure:
-            skipped.append(
-                f"{self.llm_failure}; the conversation was read by the rules alone, "
-                "showing the extractive answer instead"
-            )
-            self.warn(skipped[0])
-            backend = "extractive"
-        self.begin_output()
-        if resolution.about_papers and len(resolution.paper_ids) > 1 and backend == "extractive":
-            result = self.side_by_side(resolution, settings, on_text)
-        else:
-            result = ask(
-                resolution.to_query(),
-                self.store,
-                self.embedder,
-                settings,
-                backend,
-                k=k,
-                on_text=on_text,
-                paper_ids=paper_ids,
-                on_warning=self.warn,
-            )
-        result.warnings[:0] = skipped
-        if state.json_output:
-            payload = {**result.to_json(), "question": question}
-            payload["resolved"] = {
-                "query": resolution.query,
-                "paper_ids": list(resolution.paper_ids),
-                "year": resolution.year,
-            }
+        turn_answer = self.state.last
+        assert turn_answer is not None and self.state.last_query is not None  # remembered by Conversation.ask
+        if self.state.json_output:
+            payload = {**turn_answer.to_json(), "question": self.state.history[-1].question}
+            payload["resolved"] = {k: v for k, v in resolution_json(self.state.last_query).items() if k != "described"}
             self.out.print(
                 json.dumps(payload, ensure_ascii=False, indent=2 if self.interactive else None), markup=False
             )
         else:
-            render.end_answer(result)
+            render.end_answer(turn_answer)
         if self.interactive:
             self.out.print()
-        return result
 
-    def named_papers_answer(self, resolution: Resolution) -> bool:
-        """A question about named papers whose abstracts use its words ("is it tested on RWKU?")."""
-        if not resolution.paper_ids:
-            return False
-        words = content_words(resolution.query)
-        papers = self.store.get_papers(resolution.paper_ids).values()
-        return bool(words) and any(mentions(words, paper.abstract) for paper in papers)
+    def begin_answer(self, resolution: Resolution) -> None:
+        """The question as understood, then the answer's own output."""
+        self.note(resolution.describe())
+        self.begin_output()
 
-    def side_by_side(self, resolution: Resolution, settings: Settings, on_text) -> Answer:
-        """Extractive "compare them": each paper's best sentences on the topic, so none is dropped as a weaker match."""
-        from .answer import Answer, ask
-        from .citations import find_citations
-
-        parts = [
-            ask(resolution.query, self.store, self.embedder, settings, "extractive", k=1, paper_ids=[pid])
-            for pid in resolution.paper_ids
-        ]
-        lines = [line for part in parts for line in part.answer.splitlines()[1:]]
-        text = f"{len(lines)} papers side by side:\n" + "\n".join(lines)
-        if on_text:
-            on_text(text)
-        sources = [part.sources[0] for part in parts if part.sources]
-        timings = {key: sum(p.timings_ms.get(key, 0.0) for p in parts) for key in ("retrieve", "generate", "total")}
-        return Answer(
-            resolution.to_query(), text, find_citations(text), sources, False, "extractive", [], timings, None
-        )
+    def on_text(self, piece: str) -> None:
+        if not self.state.json_output:
+            render.write_stream(piece)
 
     # -- slash commands --------------------------------------------------------------------------
 

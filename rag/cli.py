@@ -1,4 +1,4 @@
-"""The `rag` command (ingest, ask, search, show, chat) and the `ask` shortcut.
+"""The `rag` command (ingest, ask, search, show, chat, eval, serve, mcp) and the `ask` shortcut.
 
 Only typer and our light modules load at start-up; chromadb, onnxruntime, llama-index and openai are
 imported by the commands that need them, so `--help` is instant.
@@ -271,7 +271,7 @@ def show(
     store_, _ = _open_for_query(settings)
     paper = store_.get_paper(paper_id.strip().strip("[]"))
     if as_json:
-        typer.echo(json.dumps(render.paper_json(paper), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(paper.to_json(), ensure_ascii=False, indent=2))
         return
     render.print_paper(render.stdout_console(), paper)
 
@@ -421,6 +421,68 @@ def chat(
     code = run_chat(store_, embedder, settings, k=k, year=year)
     if code:
         raise typer.Exit(code)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@app.command()
+@friendly
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; off loopback RAG_SERVE_TOKEN is required.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8000,
+    store: StoreOpt = None,
+    chroma_url: ChromaOpt = None,
+) -> None:
+    """Serve the web page, the JSON API and an OpenAI-compatible endpoint (/v1) over HTTP."""
+    import socket
+
+    settings = _settings(store, chroma_url)
+    _check_backend(settings.backend)
+    token = settings.serve_token
+    if host not in LOOPBACK and not token:
+        raise InputError(
+            f"refusing to listen on {host} without a token: set RAG_SERVE_TOKEN (clients then send "
+            "`Authorization: Bearer <token>`), or serve on 127.0.0.1"
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    _open_for_query(settings)  # the first run fills the default store, with its progress shown here
+
+    import uvicorn
+
+    from .api import Papers
+    from .server.app import create_app
+
+    origins = [o.strip() for o in (settings.serve_cors_origins or "").split(",") if o.strip()]
+    papers = Papers(settings=settings)
+    bound = sock.getsockname()[1]
+    where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+    render.stderr_console().print(
+        f"rag serve · {settings.store_label} · {where} (the page at /, OpenAI-compatible at {where}/v1) · Ctrl-C stops",
+        markup=False,
+        soft_wrap=True,
+    )
+    config = uvicorn.Config(create_app(papers, token, origins), log_level="warning", timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+@app.command()
+@friendly
+def mcp(store: StoreOpt = None, chroma_url: ChromaOpt = None) -> None:
+    """Serve the papers to an assistant over MCP (stdio): tools search_papers, ask, get_paper."""
+    from .api import Papers
+    from .mcp_server import run_mcp
+
+    run_mcp(Papers(settings=_settings(store, chroma_url)))
 
 
 # -- entry points ------------------------------------------------------------------------------------

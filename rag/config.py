@@ -197,6 +197,15 @@ class Settings(BaseSettings):
     chunk_tokens: int = _setting(128, "chunk size in model tokens")
     chunk_overlap: Annotated[int, Floor(0)] = _setting(24, "chunk overlap", same_row=True)
 
+    # `rag serve`: off loopback, every /api and /v1 request must carry this token (the server refuses to start
+    # without one there).
+    serve_token: str | None = _setting(
+        None, "`rag serve`: the bearer token every /api and /v1 request must carry (needed off 127.0.0.1)", repr=False
+    )
+    serve_cors_origins: str | None = _setting(
+        None, "`rag serve`: origins allowed to call the API from a browser, comma-separated", shown="none (CORS off)"
+    )
+
     debug: bool = _setting(False, "show tracebacks for unexpected errors", shown="unset")
 
     @classmethod

@@ -42,14 +42,24 @@ Scored = tuple[float, int, str]
 _ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
 
 
+def display_sentence(sentence: str) -> str:
+    """A sentence of an abstract as answers show it: LaTeX as text, and square brackets as parentheses (inside an
+    abstract they must never read as a citation: prompt-injection safe)."""
+    return tidy_latex(sentence).replace("[", "(").replace("]", ")")
+
+
+def display_sentences(abstract: str) -> list[str]:
+    """The abstract cut into the sentences an extractive answer quotes from, as shown (the web page's panel)."""
+    return [display_sentence(s) for s in split_sentences(abstract)]
+
+
 def _quote(sentence: str) -> str:
-    text = tidy_latex(sentence)
+    text = display_sentence(sentence)
     opener = _ADDITIVE_OPENER.match(text)
     if opener:
         rest = text[opener.end() :]
         text = rest[0].upper() + rest[1:]
-    # Square brackets inside an abstract must never read as a citation (prompt-injection safe).
-    return text.replace("[", "(").replace("]", ")")
+    return text
 
 
 def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> str:

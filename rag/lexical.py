@@ -17,6 +17,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -282,6 +283,7 @@ def index_dir(store: Store) -> Path:
     return settings.store / "lexical" / settings.collection
 
 
+_loading = threading.Lock()
 _loaded: dict[Path, LexicalIndex] = {}
 
 
@@ -290,14 +292,20 @@ def get_index(store: Store) -> LexicalIndex:
     directory = index_dir(store)
     generation = store.generation()
     index = _loaded.get(directory)
-    if index is None or index.generation != generation:
-        index = LexicalIndex.load(directory)
+    if index is not None and index.generation == generation:
+        return index
+    # One loader at a time (the HTTP server's requests share this cache): two threads rebuilding the same index
+    # would write the same staging folder.
+    with _loading:
+        index = _loaded.get(directory)
         if index is None or index.generation != generation:
-            index = LexicalIndex.from_store(store)
-            with contextlib.suppress(OSError):  # a read-only location: keep the rebuilt index in memory only
-                index.save(directory)
-        _loaded[directory] = index
-    return index
+            index = LexicalIndex.load(directory)
+            if index is None or index.generation != generation:
+                index = LexicalIndex.from_store(store)
+                with contextlib.suppress(OSError):  # a read-only location: keep the rebuilt index in memory only
+                    index.save(directory)
+            _loaded[directory] = index
+        return index
 
 
 def refresh(store: Store) -> None:

@@ -116,17 +116,6 @@ def print_paper(console: Console, paper: Paper) -> None:
     console.print(paper.abstract, markup=False)
 
 
-def paper_json(paper: Paper) -> dict:
-    return {
-        "id": paper.id,
-        "title": paper.title,
-        "year": paper.year,
-        "venue": paper.venue,
-        "keywords": list(paper.keywords),
-        "abstract": paper.abstract,
-    }
-
-
 def print_results(sources: list[Source], filters: dict[str, object]) -> None:
     """`rag search`: ranked source lines, each with the start of its snippet."""
     from .text import tidy_latex

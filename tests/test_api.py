@@ -93,3 +93,20 @@ def test_leaving_a_stream_early_leaves_the_papers_usable(papers):
     assert next(stream).type == "query"
     stream.close()  # the consumer went away (a closed connection, a `break`)
     assert papers.ask(QUESTION).citations
+
+
+def test_a_follow_up_with_history_is_read_as_rag_chat_reads_it(papers):
+    """Earlier turns sent back (as a stateless client does) make "the third one" and "only 2025 ones" mean what they
+    mean in `rag chat`: the third paper the last answer cited, the same question narrowed to 2025."""
+    from rag.api import PastTurn
+
+    first = papers.ask("which papers study unlearning?", history=[])
+    history = [PastTurn("which papers study unlearning?", first.answer)]
+    third = papers.ask("what does the third one find?", history=history)
+    assert third.citations == [first.citations[2]]
+    events = list(papers.stream("only 2025 ones", history=history))
+    query = events[0].to_json()
+    assert query["resolved"]["year"] == 2025 and query["query"]["search"] == "unlearning"
+    assert all(source.year == 2025 for source in events[-1].answer.sources)
+    with pytest.raises(InputError, match="no list to count in"):
+        papers.ask("the second one", history=[])

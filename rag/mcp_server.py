@@ -1,0 +1,130 @@
+"""`rag mcp`: the papers as an MCP server over stdio, for assistants such as Claude Desktop.
+
+    from rag.api import Papers
+    from rag.mcp_server import run_mcp
+    run_mcp(Papers(store="~/papers"))       # serves on stdin/stdout until the client closes stdin
+
+Three tools, each a thin call into `Papers`: `search_papers`, `ask` and `get_paper`, returning the same JSON
+objects as `rag search --json`, `rag ask --json` and `rag show --json`. A failure the user can cause (an empty
+question, an unknown id, a missing store) comes back as a tool error carrying the `RagError`'s one-line
+message, so the assistant can read it and correct itself; anything else is an error result naming only the
+tool, with the traceback on stderr. The server never dies of a bad call.
+
+stdout is the transport: while serving, the SDK points file descriptor 1 at stderr and talks over a private
+duplicate, so a stray print or progress bar (the default store filling itself on first use) lands on stderr
+instead of corrupting the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from . import __version__
+from .errors import InputError, RagError
+
+if TYPE_CHECKING:
+    from .api import Papers
+
+T = TypeVar("T")
+
+K_MIN, K_MAX = 1, 100  # the CLI's --k bounds
+
+# The argument types, module-level so the SDK can resolve the tools' (postponed) annotations into schemas.
+# k's bounds are advertised in the schema but checked by `_check_k`, not by pydantic: pydantic's report is a
+# multi-line block, and a user error should read as one line like every other.
+K = Annotated[
+    int,
+    Field(
+        description=f"How many papers to retrieve ({K_MIN}-{K_MAX}).",
+        json_schema_extra={"minimum": K_MIN, "maximum": K_MAX},
+    ),
+]
+Year = Annotated[int | None, Field(description="Only papers from this year, e.g. 2025.")]
+Venue = Annotated[str | None, Field(description='Only papers from this venue, e.g. "ICLR 2025".')]
+Question = Annotated[str, Field(description="A question in plain language, e.g. 'which papers study unlearning?'.")]
+SearchQuery = Annotated[str, Field(description="What to look for: a topic, method, or a paper's coined name.")]
+PaperId = Annotated[str, Field(description='A paper id as cited in answers, e.g. "001-02" (brackets are ignored).')]
+
+INSTRUCTIONS = (
+    "Question answering over a store of research-paper abstracts (ICLR). Use `ask` for a question that wants an "
+    "answer, `search_papers` to list matching papers, and `get_paper` for one paper's full abstract. Papers are "
+    "identified by ids such as 001-02; answers cite them in [brackets], and every cited id is one of the "
+    "returned sources. Quote those ids when you relay an answer."
+)
+
+ASK = (
+    "Answer a question from the stored paper abstracts, citing the papers that support each statement by id in "
+    "[brackets], e.g. [001-02]. Returns {question, query, answer, citations, sources, abstained, backend, "
+    "dropped_citations, timings_ms, usage, warnings}: `answer` is the text to relay; `citations` are the cited "
+    "ids, all among `sources` (the retrieved papers with scores and snippets). When the abstracts don't answer "
+    "the question, `abstained` is true and `answer` says why; don't fill the gap from elsewhere as if the papers "
+    'said it. A year or venue written in the question ("ICLR 2025 papers on X") is applied as a filter.'
+)
+
+SEARCH = (
+    "Find the papers that best match a query, best first (hybrid dense + keyword retrieval, reranked). Returns "
+    "{query, results: [{id, title, year, venue, score, relevance?, snippet}]}: `snippet` is the passage that "
+    "matched; `relevance` (when present) is the reranker's probability that the paper is on topic. Cite a "
+    "paper by its id in [brackets]; call get_paper for its full abstract."
+)
+
+GET_PAPER = (
+    "The full record of one paper by id (as cited in [brackets] by ask and search_papers): "
+    "{id, title, year, venue, keywords, abstract}. An unknown id is an error."
+)
+
+
+def _check_k(k: int) -> int:
+    if not K_MIN <= k <= K_MAX:
+        raise InputError(f"k must be between {K_MIN} and {K_MAX}, not {k}")
+    return k
+
+
+def _user_errors(call: Callable[[], T]) -> T:
+    """`call()`, with a `RagError` turned into a tool error: its one-line message reaches the assistant (the SDK
+    would otherwise hide the text of any other exception behind "Error executing tool")."""
+    try:
+        return call()
+    except RagError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build_server(papers: Papers) -> MCPServer:
+    """The MCP server over `papers`, tools registered, not yet serving (tests and other transports use it)."""
+    # WARNING: the SDK configures the root logger at this level (on stderr); INFO would add a line per call
+    # and every library's chatter to the client's log.
+    server = MCPServer("rag-papers", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    # The SDK runs plain (non-async) tools in worker threads, so a slow answer doesn't stall the session.
+    @server.tool(description=SEARCH)
+    def search_papers(query: SearchQuery, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
+        from .query import parse
+
+        def run() -> dict[str, Any]:
+            # The same object as `rag search --json`: the query as cleaned up, then the ranked papers.
+            text = parse(query, year=year, venue=venue).text  # a bad query raises before the store opens
+            found = papers.search(query, k=_check_k(k), year=year, venue=venue)
+            return {"query": text, "results": [source.to_json() for source in found]}
+
+        return _user_errors(run)
+
+    @server.tool(description=ASK)
+    def ask(question: Question, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
+        return _user_errors(lambda: papers.ask(question, k=_check_k(k), year=year, venue=venue).to_json())
+
+    @server.tool(description=GET_PAPER)
+    def get_paper(id: PaperId) -> dict[str, Any]:  # `id`: the name the assistant sees
+        # An assistant may copy the id with its citation brackets, as `rag show` allows.
+        return _user_errors(lambda: papers.get(id.strip().strip("[]").strip()).to_json())
+
+    return server
+
+
+def run_mcp(papers: Papers) -> None:
+    """Serve `papers` over MCP on stdin/stdout until the client closes stdin."""
+    build_server(papers).run("stdio")

@@ -1,0 +1,366 @@
+"""The ASGI app of `rag serve`: a thin client of `rag.Papers`, like the CLI.
+
+    GET  /                      the web page (static/), `/?q=…` runs a question on load
+    GET  /healthz               {"status": "ok"}
+    GET  /api/info              papers, store, backend, and the years and venues to filter by
+    POST /api/ask               {question, k?, year?, venue?, backend?, history?} → the `ask --json` object
+    POST /api/ask/stream        the same as Server-Sent Events: query, sources, text…, warning, answer (or error)
+    GET  /api/search?q=&k=&year=&venue=   the `search --json` object
+    GET  /api/papers/{id}       the paper, its abstract also cut into the sentences answers quote (404 if unknown)
+    POST /v1/chat/completions, GET /v1/models   OpenAI-compatible (openai_compat.py)
+
+Every error a request can cause is a 4xx with a one-line JSON body; anything unexpected is a 500 with a one-line
+body (the traceback goes to the server's stderr only). The core's work is CPU-bound and blocking, so it runs in
+the thread pool, never on the event loop; the store, the models and the BM25 index are opened once, at startup,
+and shared (their lazy caches are filled there, before two requests could race to fill them).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import sys
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..api import Event, PastTurn
+from ..errors import InputError, NotFoundError, RagError, StoreError
+from ..followups import describe_query
+from ..query import MAX_QUESTION_CHARS
+
+if TYPE_CHECKING:
+    from ..api import Papers
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 64 * 1024
+MAX_HISTORY_TURNS = 20
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no proxy may hold the stream back
+
+
+# -- requests ---------------------------------------------------------------------------------------------
+
+K = Annotated[int, Field(ge=1, le=100, description="papers to retrieve (1-100)")]
+Year = Annotated[int, Field(ge=1900, le=2100)]
+Venue = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class HistoryTurn(BaseModel):
+    """An earlier question and the answer text shown for it (its [ID] citations say which papers it listed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    answer: str = Field(max_length=MAX_BODY_BYTES)
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field ("yaer") is an error, not silently ignored
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    k: K | None = None
+    year: Year | None = None
+    venue: Venue | None = None
+    backend: Literal["extractive", "openai", "local"] | None = None
+    history: list[HistoryTurn] | None = Field(None, max_length=MAX_HISTORY_TURNS)
+
+    def past_turns(self) -> list[PastTurn] | None:
+        return None if self.history is None else [PastTurn(t.question, t.answer) for t in self.history]
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    """A request the server refuses, with the status and the one line to say why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def status_of(exc: RagError) -> int:
+    """The HTTP status for an error of the core: the caller's mistake (4xx), or the store's state (503)."""
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, StoreError):
+        return 503
+    return 500
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "error"
+
+
+def error_body(path: str, status: int, message: str) -> dict:
+    """`{"error": "…"}` for /api; OpenAI's shape for /v1, so its clients show the message."""
+    message = one_line(message)
+    if path.startswith("/v1"):
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        if status == 401:
+            kind = "authentication_error"
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": message}
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """The first problem pydantic found, as one line a user can act on."""
+    errors = exc.errors()
+    if not errors:
+        return "bad request"
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        return "the request body is not valid JSON"
+    if tuple(first.get("loc", ())) == ("body",) and first.get("type") in ("model_attributes_type", "dict_type"):
+        return "the request body must be a JSON object"
+    where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path"))
+    if first.get("type") == "missing":
+        return f"{where or 'the request body'} is required"
+    return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "bad request"))
+
+
+# -- the body limit -----------------------------------------------------------------------------------------
+
+
+class BodyLimit:
+    """Refuses a request body over `limit` bytes with a 413, before any of it is parsed (declared or not).
+
+    Every body this API takes is JSON, so it is read as JSON whatever type the client declared (`curl -d` sends
+    form encoding): the error is then about the JSON, which the client can fix, not about a header.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self.refuse(scope, send)
+            return
+        body = b""
+        while True:  # bodies here are small: read it whole, counting, then hand it on
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await self.refuse(scope, send)
+                return
+            if not message.get("more_body"):
+                break
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # then whatever comes: a disconnect while streaming
+
+        headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+        scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.app(scope, replay, send)
+
+    async def refuse(self, scope: Scope, send: Send) -> None:
+        message = f"the request body is over {self.limit // 1024} KB"
+        response = JSONResponse(error_body(scope["path"], 413, message), status_code=413)
+        await response(scope, _nothing, send)
+
+
+async def _nothing() -> Message:
+    return {"type": "http.disconnect"}
+
+
+# -- the app ------------------------------------------------------------------------------------------------
+
+
+def create_app(papers: Papers, token: str | None = None, cors_origins: list[str] | None = None) -> FastAPI:
+    """The app over `papers`. With `token`, every /api and /v1 request needs `Authorization: Bearer <token>`."""
+    from contextlib import asynccontextmanager
+
+    from .. import __version__
+    from .openai_compat import openai_router
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        # Open the store, load both models and the BM25 index and the speller's vocabulary now, in one thread,
+        # so the first request is not the slow one and no two requests race to fill a lazy cache.
+        await run_in_threadpool(warm_up, papers)
+        yield
+
+    # No /docs page: Swagger UI comes from a CDN, and the page must work offline. /openapi.json stays.
+    app = FastAPI(title="rag-papers", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan)
+    app.state.papers = papers
+
+    def require_token(request: Request) -> None:
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+            raise ApiError(401, "a bearer token is required: send `Authorization: Bearer <RAG_SERVE_TOKEN>`")
+
+    @app.exception_handler(ApiError)
+    async def on_api_error(request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(error_body(request.url.path, exc.status, exc.message), exc.status, headers=headers)
+
+    @app.exception_handler(RagError)
+    async def on_rag_error(request: Request, exc: RagError) -> JSONResponse:
+        status = status_of(exc)
+        return JSONResponse(error_body(request.url.path, status, str(exc)), status)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(error_body(request.url.path, 422, validation_message(exc)), 422)
+
+    @app.exception_handler(HTTPException)
+    async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse(error_body(request.url.path, exc.status_code, str(exc.detail)), exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        traceback.print_exception(exc, file=sys.stderr)  # for the operator; the client gets one line
+        return JSONResponse(error_body(request.url.path, 500, f"internal error: {type(exc).__name__}"), 500)
+
+    api = APIRouter(prefix="/api", dependencies=[Depends(require_token)])
+
+    @api.get("/info")
+    def info() -> dict:
+        return papers.info()
+
+    @api.post("/ask")
+    def ask(body: AskRequest) -> dict:
+        return collect(papers, body)
+
+    @api.post("/ask/stream")
+    async def ask_stream(body: AskRequest) -> StreamingResponse:
+        events = papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns())
+        # The first event is awaited here, so a bad question is a 4xx, not an error inside a 200 stream.
+        first = await run_in_threadpool(_first, events)
+        return StreamingResponse(sse(first, events, body.question), media_type="text/event-stream", headers=SSE_HEADERS)
+
+    @api.get("/search")
+    def search(
+        q: Annotated[str, Query(max_length=MAX_QUESTION_CHARS, description="what to look for")],
+        k: Annotated[int | None, Query(ge=1, le=100)] = None,
+        year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
+        venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    ) -> dict:
+        from ..query import parse
+
+        found = papers.search(q, k=k, year=year, venue=venue)
+        return {"query": parse(q, year=year, venue=venue).text, "results": [s.to_json() for s in found]}
+
+    @api.get("/papers/{paper_id}")
+    def paper(paper_id: str) -> dict:
+        from ..evidence import display_sentences
+
+        found = papers.get(paper_id)
+        return {**found.to_json(), "sentences": display_sentences(found.abstract)}
+
+    app.include_router(api)
+    app.include_router(openai_router(papers, collect, require_token))
+
+    @app.get("/healthz")
+    def healthz() -> dict:
+        return {"status": "ok"}
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    if cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    return app
+
+
+def warm_up(papers: Papers) -> None:
+    """Everything a first question loads, loaded: the store, the embedder, the BM25 index, the reranker."""
+    papers.info()
+    papers.search("warm up the retrieval models", k=1)
+
+
+def _first(events: Iterator[Event]) -> Event | None:
+    return next(events, None)
+
+
+def answer_json(event: Event, question: str, resolved: dict | None) -> dict:
+    """The `ask --json` object, with the question as typed and, in a conversation, how it was read."""
+    assert event.answer is not None
+    payload = {**event.answer.to_json(), "question": question}
+    if resolved is not None:
+        payload["resolved"] = resolved
+    return payload
+
+
+def event_json(event: Event) -> dict:
+    """An event's JSON; the query event also carries the line `rag chat` shows ("↳ searching: … · year 2025")."""
+    data = event.to_json()
+    if event.type == "query" and event.query is not None:
+        paper_ids = event.resolved.paper_ids if event.resolved is not None else ()
+        data["paper_ids"] = list(paper_ids)
+        data["described"] = describe_query(event.query, paper_ids)
+    return data
+
+
+def collect(papers: Papers, body: AskRequest) -> dict:
+    """The whole answer as one object (blocking: called in the thread pool)."""
+    resolved: dict | None = None
+    for event in papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns()):
+        if event.type == "query":
+            resolved = event_json(event).get("resolved")
+        elif event.type == "answer":
+            return answer_json(event, body.question, resolved)
+    raise RagError("the answer stopped before it was complete")
+
+
+def sse_message(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def sse(first: Event | None, events: Iterator[Event], question: str) -> Iterator[str]:
+    """The events as Server-Sent Events (a sync iterator: Starlette runs it in the thread pool). An error after
+    the stream began becomes an `error` event with its one line."""
+    resolved: dict | None = None
+    try:
+        event = first
+        while event is not None:
+            data = event_json(event)
+            if event.type == "query":
+                resolved = data.get("resolved")
+            if event.type == "answer":
+                data = {"type": "answer", "answer": answer_json(event, question, resolved)}
+            yield sse_message(event.type, data)
+            event = next(events, None)
+    except RagError as exc:
+        yield sse_message("error", {"type": "error", "error": one_line(str(exc))})
+    except Exception as exc:  # the stream has begun: the client gets one line, the operator the traceback
+        traceback.print_exception(exc, file=sys.stderr)
+        yield sse_message("error", {"type": "error", "error": f"internal error: {type(exc).__name__}"})
+    finally:
+        close = getattr(events, "close", None)
+        if close:
+            close()  # a client that left stops the answer at its next piece

@@ -1,0 +1,176 @@
+"""`/v1/chat/completions` and `/v1/models`: the papers as a model any OpenAI client or chat UI can talk to.
+
+The last user message is the question; the earlier user/assistant pairs are the conversation, read as `rag chat`
+reads it ("the second one" means the second paper the previous answer cited). The text carries `[ID]` citations,
+and the response also carries `citations`, `sources`, `abstained` and `warnings` beside `choices`: in the last
+chunk too when streaming, so nothing is lost on the way (clients that only read `choices` still get the [ID]s).
+Extra request fields `k`, `year` and `venue` (the openai client's `extra_body`) filter as `ask` does.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from ..query import MAX_QUESTION_CHARS
+from .app import SSE_HEADERS, ApiError, AskRequest, HistoryTurn, K, Venue, Year, answer_json, one_line
+
+if TYPE_CHECKING:
+    from ..api import Event, Papers
+
+MODEL_ID = "rag-papers"
+MAX_MESSAGES = 41  # 20 earlier exchanges and the question
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")  # name, tool_calls…: accepted and ignored
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "\n".join(part.text or "" for part in self.content if part.type == "text")
+        return self.content or ""
+
+
+class ChatRequest(BaseModel):
+    # OpenAI's many sampling fields (temperature, top_p, …) are accepted and ignored: the answer is the
+    # papers' (extractive by default), not a sample.
+    model_config = ConfigDict(extra="allow")
+    messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
+    model: str | None = None
+    stream: bool = False
+    k: K | None = None
+    year: Year | None = None
+    venue: Venue | None = None
+
+    def ask_request(self) -> AskRequest:
+        """The question (the last message, a user's) and the conversation before it, as /api/ask takes them."""
+        *earlier, last = [m for m in self.messages if m.role in ("user", "assistant")] or [self.messages[-1]]
+        if last.role != "user":
+            raise ApiError(400, "the last message must be the user's question")
+        question = last.text()
+        if len(question) > MAX_QUESTION_CHARS:
+            raise ApiError(400, f"the question is over {MAX_QUESTION_CHARS} characters")
+        history: list[HistoryTurn] = []
+        pending: str | None = None
+        for message in earlier:
+            if message.role == "user":
+                pending = message.text()  # two user messages in a row: the later one is the question asked
+            elif pending is not None:
+                history.append(HistoryTurn(question=pending[:MAX_QUESTION_CHARS], answer=message.text()))
+                pending = None
+        return AskRequest(question=question, k=self.k, year=self.year, venue=self.venue, history=history)
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex[:24]}"
+
+
+def extras(answer: dict) -> dict:
+    """What the papers add to an OpenAI response: the citations, the sources, whether it abstained."""
+    return {
+        "citations": answer["citations"],
+        "sources": answer["sources"],
+        "abstained": answer["abstained"],
+        "warnings": answer["warnings"],
+        "query": answer["query"],
+        **({"resolved": answer["resolved"]} if "resolved" in answer else {}),
+    }
+
+
+def usage(answer: dict) -> dict:
+    used = answer.get("usage") or {}
+    prompt, completion = int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def openai_router(
+    papers: Papers, collect: Callable[[Papers, AskRequest], dict], require_token: Callable[..., None]
+) -> APIRouter:
+    router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
+
+    @router.get("/models")
+    def models() -> dict:
+        return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "rag-papers"}]}
+
+    @router.post("/chat/completions", response_model=None)
+    async def chat_completions(body: ChatRequest) -> dict | StreamingResponse:
+        request = body.ask_request()
+        model = body.model or MODEL_ID
+        if not body.stream:
+            answer = await run_in_threadpool(collect, papers, request)
+            return {
+                "id": completion_id(),
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": answer["answer"]},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": usage(answer),
+                **extras(answer),
+            }
+        events = papers.stream(request.question, request.k, request.year, request.venue, history=request.past_turns())
+        first = await run_in_threadpool(next, events, None)  # a bad question: a 4xx before the stream
+        return StreamingResponse(
+            chunks(first, events, request.question, model), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+
+    return router
+
+
+def chunks(first: Event | None, events: Iterator[Event], question: str, model: str) -> Iterator[str]:
+    """OpenAI's `chat.completion.chunk` stream: the role, the checked text as it comes, then a last chunk with
+    `finish_reason` and the citations and sources; `[DONE]`. An error midway is a chunk with `error`."""
+    from ..errors import RagError
+    from .app import event_json
+
+    base = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+    def chunk(delta: dict, finish: str | None = None, **more: Any) -> str:
+        body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **more}
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    resolved: dict | None = None
+    try:
+        event = first
+        while event is not None:
+            if event.type == "query":
+                resolved = event_json(event).get("resolved")
+            elif event.type == "text" and event.text:
+                yield chunk({"content": event.text})
+            elif event.type == "answer":
+                answer = answer_json(event, question, resolved)
+                yield chunk({}, "stop", usage=usage(answer), **extras(answer))
+            event = next(events, None)
+    except RagError as exc:
+        error = {"message": one_line(str(exc)), "type": "server_error", "param": None, "code": None}
+        yield f"data: {json.dumps({'error': error})}\n\n"
+    finally:
+        close = getattr(events, "close", None)
+        if close:
+            close()
+    yield "data: [DONE]\n\n"
+
+
+__all__ = ["MODEL_ID", "openai_router"]
