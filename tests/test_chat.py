@@ -435,7 +435,7 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     blocks = result.stdout.split("\n\n")  # answer, its sources, the next answer, ...
     assert blocks[0].startswith("3 papers match:") and cited(blocks[0]) == UNLEARNING_LISTED
     assert re.match(r"Sources:\n  \[001-02\] 2026  [01]\.\d\d  ", blocks[1])  # id, year, relevance
-    assert blocks[2].startswith("1 paper matches:") and cited(blocks[2]) == ["001-18"]
+    assert blocks[2].startswith("1 paper says:") and cited(blocks[2]) == ["001-18"]
     payload = json.loads(result.stdout.splitlines()[-1])  # /json: one object per line
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
     assert payload["resolved"] == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}

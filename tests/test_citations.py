@@ -179,7 +179,7 @@ def test_a_stream_that_fails_while_its_text_is_held_back_has_shown_nothing():
     fallback = get_backend("extractive", settings, get_embedder(settings))
     backend = PiecesBackend(["  [000-"], fail=True)
     answer = answer_from_sources(QUESTION, sources(), backend, settings, pieces.append, fallback=fallback)
-    assert "".join(pieces) == answer.answer and answer.answer.startswith("2 papers match:\n- ")
+    assert "".join(pieces) == answer.answer and answer.answer.startswith("2 papers say:\n- ")
     assert answer.warnings == [
         "the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError); "
         "showing the extractive answer instead"

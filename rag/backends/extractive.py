@@ -37,5 +37,8 @@ class ExtractiveBackend:
             for index, (source, ranked) in enumerate(kept)
         ]
         count = len(lines)
-        lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
+        if wants_list:
+            lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
+        else:  # a question about a detail: what the papers say, not a list of matches
+            lead = f"{count} paper says:" if count == 1 else f"{count} papers say:"
         return Generation(text=lead + "\n" + "\n".join(lines))

@@ -256,7 +256,7 @@ def test_chat_follow_up_whose_rewrite_failed_does_not_ask_the_failing_endpoint_a
         f"warning: the LLM endpoint at {llm.url} answered HTTP 500 (internal failure); the conversation was read"
         " by the rules alone, showing the extractive answer instead",
     ]
-    assert "1 paper matches:" in result.stdout  # the follow-up, answered from the paper it meant
+    assert "1 paper says:" in result.stdout  # the follow-up, answered from the paper it meant
     assert llm.answer_requests("error500") == 1  # the second turn's answer did not wait on the endpoint
     assert len(llm.requests) == 2  # the first answer and the rewrite
 
