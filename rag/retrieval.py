@@ -54,6 +54,7 @@ class Source:
         return {
             "id": self.id,
             "title": self.title,
+            "label": self.label,  # the title, or the abstract's first words (seed lists carry no titles)
             "year": self.year,
             "venue": self.venue,
             "score": round(self.score, 4),

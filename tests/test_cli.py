@@ -19,7 +19,7 @@ from .conftest import REPO
 runner = CliRunner()
 BIN = Path(sys.executable).parent
 
-SOURCE_KEYS = {"id", "title", "year", "venue", "score", "relevance", "snippet"}
+SOURCE_KEYS = {"id", "title", "label", "year", "venue", "score", "relevance", "snippet"}
 
 
 @pytest.fixture()

@@ -1,0 +1,394 @@
+"""The web page of `rag serve` (rag/server/static/) in a real browser: headless Chromium driven by selenium, against
+the real server started as a subprocess over the seed store.
+
+A deep link asks and streams a cited answer; a citation chip opens the paper with the quoted sentences marked; a
+follow-up is read in the context of the conversation; a reload keeps the conversation and its chips; a question
+no paper answers is shown as an abstention; the server's one-line errors are shown; a server with a token asks
+for it once and then answers. The page's own event reader and highlighting are also called in the browser.
+
+RAG_SCREENSHOT=docs/screenshot.png writes the screenshot of the answered page with a paper open there (the
+README's); without it the screenshot goes to the test's tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WIDTH, HEIGHT = 1280, 900
+STARTUP_S = 120  # the server loads the store and both models before /healthz answers
+ANSWER_S = 90  # a first question on a busy 2-core machine
+# Read at import: the autouse isolation fixtures clear every RAG_* variable before a test runs.
+SCREENSHOT = os.environ.get("RAG_SCREENSHOT")
+
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()),
+    reason=f"the web page's test needs Chromium and its driver ({CHROMIUM}, {CHROMEDRIVER}): "
+    "apt-get install chromium chromium-driver",
+)
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install '.[test]')")
+
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+UNLEARNING = "which papers study unlearning?"
+UNANSWERABLE = "which papers study protein folding with quantum annealers?"
+TOKEN = "s3cret-web-token"
+
+
+# -- the server -------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`rag serve` as a subprocess on a free loopback port; its output goes to a file, shown when it fails."""
+
+    def __init__(self, store: Path, log: Path, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", str(self.port)]
+        with log.open("wb") as out:
+            self.process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            )
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"rag serve exited with {self.process.returncode} before answering:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        pytest.fail(f"rag serve did not answer /healthz within {STARTUP_S} s:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(seed_store_dir, tmp_path_factory) -> Iterator[Server]:
+    running = Server(seed_store_dir, tmp_path_factory.mktemp("serve") / "serve.log")
+    try:
+        running.wait_healthy()
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument(f"--window-size={WIDTH},{HEIGHT}")
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+    # The viewport itself WIDTH x HEIGHT (the window size includes the browser's frame): the screenshot's size.
+    metrics = {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def fresh_page(driver, base: str) -> None:
+    """The page at `base` with nothing remembered: no conversation (sessionStorage), no token (localStorage)."""
+    driver.get(f"{base}/")
+    driver.execute_script("sessionStorage.clear(); localStorage.clear();")
+    driver.get(f"{base}/")  # loaded again: the first load restored whatever the storage held
+
+
+# -- the page ---------------------------------------------------------------------------------------------
+
+
+def open_question(driver, base: str, question: str, **params) -> None:
+    driver.get(f"{base}/?{urllib.parse.urlencode({'q': question, **params})}")
+
+
+def turns(driver) -> list:
+    return driver.find_elements(By.CSS_SELECTOR, "#conversation .turn")
+
+
+def wait_answered(driver, count: int, expect: str = "true"):
+    """The `count`-th turn, once its final `answer` (or `error`) event has been rendered."""
+
+    def done(d):
+        found = d.find_elements(By.CSS_SELECTOR, "#conversation .turn[data-done]")
+        return found[count - 1] if len(found) >= count else False
+
+    try:
+        turn = WebDriverWait(driver, ANSWER_S).until(done)
+    except TimeoutException:
+        texts = [t.text for t in turns(driver)]
+        pytest.fail(f"no answer for turn {count} within {ANSWER_S} s; the page shows: {texts}")
+    state = turn.get_attribute("data-done")
+    assert state == expect, f"turn {count} ended {state!r}, not {expect!r}: {turn.text}"
+    return turn
+
+
+def chip_ids(turn) -> list[str]:
+    return [chip.get_attribute("data-id") for chip in turn.find_elements(By.CSS_SELECTOR, ".answer .chip[data-id]")]
+
+
+def source_ids(turn) -> list[str]:
+    return [item.get_attribute("data-id") for item in turn.find_elements(By.CSS_SELECTOR, ".sources li[data-id]")]
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def open_paper(driver, turn, paper_id: str):
+    """Click the chip of `paper_id` in `turn`; the panel, once its abstract has loaded."""
+    chip = turn.find_element(By.CSS_SELECTOR, f'.answer .chip[data-id="{paper_id}"]')
+    # Clear of the sticky top bar: the driver clicks a chip that is in the viewport but under the bar.
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", chip)
+    chip.click()
+    panel = driver.find_element(By.ID, "paper-panel")
+    WebDriverWait(driver, 30).until(lambda d: panel.is_displayed() and panel.find_elements(By.CSS_SELECTOR, "p mark"))
+    return panel
+
+
+def assert_marks_quote_the_answer(panel, answer_text: str) -> None:
+    marks = [normalised(mark.text) for mark in panel.find_elements(By.CSS_SELECTOR, "mark")]
+    assert any(mark and mark in normalised(answer_text) for mark in marks), (marks, answer_text)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+# -- tests ------------------------------------------------------------------------------------------------
+
+
+def test_a_deep_link_streams_a_cited_answer_and_a_chip_opens_the_quoted_paper(server, browser, tmp_path):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, UNLEARNING)
+    turn = wait_answered(browser, 1)
+
+    assert browser.find_element(By.ID, "question").get_attribute("value") == ""
+    assert "unlearning" in turn.find_element(By.CSS_SELECTOR, ".parsed-query").text
+    answer = turn.find_element(By.CSS_SELECTOR, ".answer")
+    chips, sources = chip_ids(turn), source_ids(turn)
+    assert "001-02" in chips, answer.text  # PURGE, the unlearning paper
+    assert set(chips) <= set(sources), (chips, sources)
+    # Every citation became a chip: no "[001-02]" is left as text.
+    assert not re.search(r"\[\s*\d{3}-\d{2}", answer.text), answer.text
+    assert turn.find_elements(By.CSS_SELECTOR, ".answer li"), "the listed papers render as list items"
+    assert "%" in turn.find_element(By.CSS_SELECTOR, '.sources li[data-id="001-02"]').text  # its relevance
+    timings = turn.find_element(By.CSS_SELECTOR, ".timings").text
+    assert "First text" in timings and "Server: retrieve" in timings, timings
+    # The address bar is the question's shareable link.
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query) == {"q": [UNLEARNING]}
+
+    # Hovering a chip says which paper it is and how well it scored.
+    chip = turn.find_element(By.CSS_SELECTOR, '.answer .chip[data-id="001-02"]')
+    ActionChains(browser).move_to_element(chip).perform()
+    tip = browser.find_element(By.ID, "chip-tip")
+    WebDriverWait(browser, 5).until(lambda d: tip.is_displayed())
+    assert "001-02" in tip.text and "ICLR 2026" in tip.text and "relevance" in tip.text, tip.text
+
+    panel = open_paper(browser, turn, "001-02")
+    assert "PURGE" in panel.text
+    assert "001-02" in browser.find_element(By.ID, "panel-meta").text
+    assert_marks_quote_the_answer(panel, answer.text)
+
+    shot = Path(SCREENSHOT).resolve() if SCREENSHOT else tmp_path / "screenshot.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(shot))
+    assert png_size(shot) == (WIDTH, HEIGHT)
+
+    # Escape closes the panel.
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+
+def test_a_follow_up_is_read_in_context_and_a_reload_keeps_the_conversation(server, browser):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, UNLEARNING)
+    first = wait_answered(browser, 1)
+    first_chips = chip_ids(first)
+
+    box = browser.find_element(By.ID, "question")
+    box.send_keys("only 2026 ones", Keys.ENTER)
+    second = wait_answered(browser, 2)
+    # Sent with the first turn as history: "only 2026 ones" narrows the previous question to a year.
+    parsed = second.find_element(By.CSS_SELECTOR, ".parsed-query").text
+    assert "unlearning" in parsed and "2026" in parsed, parsed
+    assert first.find_element(By.CSS_SELECTOR, ".parsed-query").text != parsed
+    second_chips = chip_ids(second)
+    assert second_chips and set(second_chips) <= set(source_ids(second))
+    for item in second.find_elements(By.CSS_SELECTOR, ".sources li[data-id]"):
+        assert "2026" in item.text, item.text
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query) == {"q": ["only 2026 ones"]}
+
+    # A reload renders both turns again from sessionStorage, and does not ask the URL's question again.
+    browser.refresh()
+    WebDriverWait(browser, 30).until(lambda d: "papers" in d.find_element(By.ID, "store-info").text)
+    time.sleep(0.5)  # a deep link would have started its turn by now
+    restored = turns(browser)
+    assert len(restored) == 2, [t.text for t in restored]
+    assert [t.get_attribute("data-done") for t in restored] == ["true", "true"]
+    assert browser.find_element(By.ID, "ask").is_enabled()
+    assert chip_ids(restored[0]) == first_chips and chip_ids(restored[1]) == second_chips
+    assert parsed == restored[1].find_element(By.CSS_SELECTOR, ".parsed-query").text
+    # The restored chips still open their paper, with the quoted sentences marked.
+    panel = open_paper(browser, restored[0], "001-02")
+    assert "PURGE" in panel.text
+    assert_marks_quote_the_answer(panel, restored[0].find_element(By.CSS_SELECTOR, ".answer").text)
+    browser.find_element(By.ID, "panel-close").click()
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+    # A new conversation forgets it all, here and after a reload.
+    browser.find_element(By.ID, "new-conversation").click()
+    assert turns(browser) == []
+    browser.refresh()
+    WebDriverWait(browser, 30).until(lambda d: "papers" in d.find_element(By.ID, "store-info").text)
+    assert turns(browser) == []
+
+
+def test_a_question_no_paper_answers_is_shown_as_an_abstention(server, browser):
+    fresh_page(browser, server.url)
+    box = browser.find_element(By.ID, "question")
+    box.send_keys(UNANSWERABLE, Keys.ENTER)
+    turn = wait_answered(browser, 1)
+    banner = turn.find_element(By.CSS_SELECTOR, ".abstained")
+    assert banner.is_displayed() and "No paper in the store answers this" in banner.text
+    assert "protein folding" in turn.find_element(By.CSS_SELECTOR, ".parsed-query").text
+    assert chip_ids(turn) == []
+    assert source_ids(turn), "the closest papers are listed"
+    assert "closest papers" in turn.find_element(By.CSS_SELECTOR, ".sources-heading").text.lower()
+
+
+def test_filters_come_from_the_server_and_its_errors_are_shown(server, browser):
+    fresh_page(browser, server.url)
+    WebDriverWait(browser, 30).until(lambda d: "95 papers" in d.find_element(By.ID, "store-info").text)
+    years = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#year option")]
+    venues = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#venue option")]
+    assert years == ["", "2025", "2026"] and venues == ["", "ICLR 2025", "ICLR 2026"]
+    assert browser.find_element(By.ID, "k").get_attribute("value") == "5"
+
+    # Shift+Enter is a new line in the question, not a question asked.
+    box = browser.find_element(By.ID, "question")
+    box.send_keys("first line", Keys.SHIFT, Keys.ENTER, Keys.SHIFT, "second line")
+    assert box.get_attribute("value") == "first line\nsecond line" and turns(browser) == []
+
+    # A deep link's filters are applied; one the server refuses shows the server's one line.
+    open_question(browser, server.url, UNLEARNING, year=2025, k=101)
+    turn = wait_answered(browser, 1, expect="error")
+    assert browser.find_element(By.ID, "year").get_attribute("value") == "2025"
+    error = turn.find_element(By.CSS_SELECTOR, ".error")
+    assert error.is_displayed() and "k" in error.text and "100" in error.text, error.text
+
+
+def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, tmp_path, browser):
+    guarded = Server(seed_store_dir, tmp_path / "serve.log", env={"RAG_SERVE_TOKEN": TOKEN})
+    try:
+        guarded.wait_healthy()
+        fresh_page(browser, guarded.url)
+        open_question(browser, guarded.url, UNLEARNING)
+        failed = wait_answered(browser, 1, expect="error")
+        assert "token" in failed.text
+        form = browser.find_element(By.ID, "token-form")
+        assert form.is_displayed()
+
+        browser.find_element(By.ID, "token").send_keys(TOKEN, Keys.ENTER)
+        # The refused question is asked again, in place of its failed turn, with the token.
+        turn = wait_answered(browser, 1)
+        assert len(turns(browser)) == 1 and "001-02" in chip_ids(turn)
+        assert not form.is_displayed()
+        assert "95 papers" in browser.find_element(By.ID, "store-info").text
+        assert browser.execute_script("return localStorage.getItem('rag-papers:token')") == TOKEN
+        assert "PURGE" in open_paper(browser, turn, "001-02").text  # /api/papers sends it too
+    finally:
+        guarded.stop()
+
+
+def test_the_page_reads_events_split_anywhere_and_marks_a_paraphrases_passage(server, browser):
+    """The page's own functions, called in the browser: the SSE reader and the panel's highlighting."""
+    fresh_page(browser, server.url)
+    # Two events and a keep-alive comment, with CRLF line ends, cut mid-line, mid-"\r\n" and mid-character.
+    stream = (
+        'event: text\r\ndata: {"text": "caf\u00e9"}\r\n\r\n: ping\r\n\r\nevent: answer\r\ndata: {"answer": {}}\r\n\r\n'
+    )
+    events = browser.execute_async_script(
+        """
+        const [text, done] = arguments;
+        const bytes = new TextEncoder().encode(text);
+        // 32|33 cuts "é" (2 bytes); 36|37 and 38|39 cut the "\\r\\n"s ending the first event, 63|64 the one
+        // after "event: answer" (read as two line ends, that would end the event before its data)
+        const cuts = [3, 20, 33, 37, 39, 50, 64, bytes.length];
+        const body = new ReadableStream({
+          start(controller) {
+            let from = 0;
+            for (const to of cuts) { controller.enqueue(bytes.slice(from, to)); from = to; }
+            controller.close();
+          },
+        });
+        (async () => {
+          const seen = [];
+          for await (const event of readEvents(new Response(body))) seen.push(event);
+          done(seen);
+        })().catch((error) => done(String(error)));
+        """,
+        stream,
+    )
+    assert events == [{"type": "text", "data": {"text": "café"}}, {"type": "answer", "data": {"answer": {}}}]
+
+    sentences = [
+        "We study unlearning in large language models.",
+        "Moreover, we propose PURGE, a method that forgets on request.",
+        "It works.",
+    ]
+    marks = browser.execute_script(
+        "return highlighted(...arguments)",
+        sentences,
+        "- We propose PURGE, a method that forgets on request. [001-02]",
+        {},
+    )
+    assert marks == {"marks": [False, True, False], "why": "quoted"}  # the quote dropped "Moreover,"
+    snippet = {"snippet": "We study \\emph{unlearning} in large language models. It works."}
+    marks = browser.execute_script("return highlighted(...arguments)", sentences, "A paraphrase [001-02].", snippet)
+    assert marks == {"marks": [True, False, False], "why": "matched"}  # "It works." is too short to count
