@@ -296,3 +296,23 @@ def test_with_an_llm_behind_it_nothing_unretrieved_is_cited(seed_store_dir):
             with httpx.Client(base_url=served.url, timeout=120) as http:
                 body = http.post("/api/ask", json={"question": UNLEARNING}).json()
             assert body["backend"] == "openai" and "999-99" in body["dropped_citations"]
+
+
+def test_cors_allows_only_the_configured_origins(seed_store_dir):
+    """RAG_SERVE_CORS_ORIGINS lets a page on another origin call the API; any other origin gets no CORS header."""
+    from fastapi.testclient import TestClient
+
+    from rag.api import Papers
+    from rag.server.app import create_app
+
+    app = create_app(Papers(store=seed_store_dir), cors_origins=["https://lab.example"])
+    with TestClient(app) as client:
+        allowed = client.get("/api/info", headers={"Origin": "https://lab.example"})
+        other = client.get("/api/info", headers={"Origin": "https://elsewhere.example"})
+        preflight = client.options(
+            "/api/ask",
+            headers={"Origin": "https://lab.example", "Access-Control-Request-Method": "POST"},
+        )
+    assert allowed.headers["access-control-allow-origin"] == "https://lab.example"
+    assert "access-control-allow-origin" not in other.headers
+    assert preflight.status_code == 200 and "POST" in preflight.headers["access-control-allow-methods"]
