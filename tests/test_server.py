@@ -116,6 +116,26 @@ def test_bad_requests_get_a_one_line_4xx(http, body, status, says):
         assert says in error and "\n" not in error and "Traceback" not in response.text
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/api/nope", 404),
+        ("POST", "/api/search", 405),
+        ("GET", "/api/ask", 405),
+        ("GET", "/api/papers/" + "x" * 300, 422),
+        ("GET", "/api/search?q=", 400),
+        ("GET", "/api/search?q=x&k=abc", 422),
+        ("GET", "/v1/nope", 404),
+    ],
+)
+def test_wrong_routes_and_parameters_are_one_line_json_too(http, method, path, status):
+    response = http.request(method, path)
+    assert response.status_code == status
+    error = response.json()["error"]
+    message = error["message"] if path.startswith("/v1") else error
+    assert message and "\n" not in message
+
+
 def test_curl_style_form_encoding_is_read_as_json(http):
     """`curl -d '{"question": …}'` declares form encoding; the body is JSON all the same."""
     response = http.post("/api/ask", content=json.dumps({"question": UNLEARNING}))

@@ -22,15 +22,16 @@ import json
 import sys
 import traceback
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..api import Event, PastTurn
@@ -41,7 +42,7 @@ from ..query import MAX_QUESTION_CHARS
 if TYPE_CHECKING:
     from ..api import Papers
 
-STATIC = Path(__file__).parent / "static"
+STATIC = FilePath(__file__).parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 MAX_HISTORY_TURNS = 20
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no proxy may hold the stream back
@@ -226,7 +227,7 @@ def create_app(papers: Papers, token: str | None = None, cors_origins: list[str]
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse(error_body(request.url.path, 422, validation_message(exc)), 422)
 
-    @app.exception_handler(HTTPException)
+    @app.exception_handler(HTTPException)  # Starlette's: unknown routes and methods too, not only FastAPI's raises
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse(error_body(request.url.path, exc.status_code, str(exc.detail)), exc.status_code)
 
@@ -265,7 +266,7 @@ def create_app(papers: Papers, token: str | None = None, cors_origins: list[str]
         return {"query": parse(q, year=year, venue=venue).text, "results": [s.to_json() for s in found]}
 
     @api.get("/papers/{paper_id}")
-    def paper(paper_id: str) -> dict:
+    def paper(paper_id: Annotated[str, Path(max_length=200)]) -> dict:
         from ..evidence import display_sentences
 
         found = papers.get(paper_id)
