@@ -141,7 +141,8 @@ def main() -> None:
         f"| {args.label or args.store} ({papers} papers) | p50 | p95 |",
         "|---|---|---|",
         f"| 1 client: `/api/ask` | {one['ask_ms']['p50']} ms | {one['ask_ms']['p95']} ms |",
-        f"| 1 client: SSE first text | {one['stream_first_text_ms']['p50']} ms | {one['stream_first_text_ms']['p95']} ms |",
+        f"| 1 client: SSE first text | {one['stream_first_text_ms']['p50']} ms | "
+        f"{one['stream_first_text_ms']['p95']} ms |",
         f"| 1 client: SSE answer | {one['stream_total_ms']['p50']} ms | {one['stream_total_ms']['p95']} ms |",
         f"| 16 clients: SSE first text | {sixteen['stream_first_text_ms']['p50']} ms | "
         f"{sixteen['stream_first_text_ms']['p95']} ms |",

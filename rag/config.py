@@ -19,6 +19,14 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 from .errors import InputError
 
 ENV_PREFIX = "RAG_"
+K_MIN, K_MAX = 1, 100  # papers per question, in every client (the CLI's -k, the HTTP API, MCP, llama-index)
+
+
+def check_k(k: int) -> int:
+    """`k` if it is in range, else the one-line error every client gives."""
+    if not K_MIN <= k <= K_MAX:
+        raise InputError(f"k must be between {K_MIN} and {K_MAX}, not {k}")
+    return k
 
 
 def default_store() -> Path:
@@ -90,7 +98,7 @@ class Settings(BaseSettings):
     collection: str = _setting("papers", "Chroma collection name")
 
     # Retrieval and answering.
-    k: Annotated[int, Range(1, 100)] = _setting(5, "papers retrieved per question (1–100)", flag="-k")
+    k: Annotated[int, Range(K_MIN, K_MAX)] = _setting(5, "papers retrieved per question (1–100)", flag="-k")
     retriever: str = _setting(
         "hybrid",
         "`hybrid` (dense + BM25, scores fused when the question's terms occur), `hybrid-rrf` (the same by "

@@ -25,14 +25,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from . import __version__
-from .errors import InputError, RagError
+from .config import K_MAX, K_MIN, check_k
+from .errors import RagError
 
 if TYPE_CHECKING:
     from .api import Papers
 
 T = TypeVar("T")
 
-K_MIN, K_MAX = 1, 100  # the CLI's --k bounds
 
 # The argument types, module-level so the SDK can resolve the tools' (postponed) annotations into schemas.
 # k's bounds are advertised in the schema but checked by `_check_k`, not by pydantic: pydantic's report is a
@@ -79,12 +79,6 @@ GET_PAPER = (
 )
 
 
-def _check_k(k: int) -> int:
-    if not K_MIN <= k <= K_MAX:
-        raise InputError(f"k must be between {K_MIN} and {K_MAX}, not {k}")
-    return k
-
-
 def _user_errors(call: Callable[[], T]) -> T:
     """`call()`, with a `RagError` turned into a tool error: its one-line message reaches the assistant (the SDK
     would otherwise hide the text of any other exception behind "Error executing tool")."""
@@ -108,14 +102,14 @@ def build_server(papers: Papers) -> MCPServer:
         def run() -> dict[str, Any]:
             # The same object as `rag search --json`: the query as cleaned up, then the ranked papers.
             text = parse(query, year=year, venue=venue).text  # a bad query raises before the store opens
-            found = papers.search(query, k=_check_k(k), year=year, venue=venue)
+            found = papers.search(query, k=check_k(k), year=year, venue=venue)
             return {"query": text, "results": [source.to_json() for source in found]}
 
         return _user_errors(run)
 
     @server.tool(description=ASK)
     def ask(question: Question, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
-        return _user_errors(lambda: papers.ask(question, k=_check_k(k), year=year, venue=venue).to_json())
+        return _user_errors(lambda: papers.ask(question, k=check_k(k), year=year, venue=venue).to_json())
 
     @server.tool(description=GET_PAPER)
     def get_paper(id: PaperId) -> dict[str, Any]:  # `id`: the name the assistant sees

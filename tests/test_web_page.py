@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import struct
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -30,7 +27,6 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WIDTH, HEIGHT = 1280, 900
-STARTUP_S = 120  # the server loads the store and both models before /healthz answers
 ANSWER_S = 90  # a first question on a busy 2-core machine
 # Read at import: the autouse isolation fixtures clear every RAG_* variable before a test runs.
 SCREENSHOT = os.environ.get("RAG_SCREENSHOT")
@@ -48,69 +44,20 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from .serving import Server, running_server  # noqa: E402
+
 UNLEARNING = "which papers study unlearning?"
 UNANSWERABLE = "which papers study protein folding with quantum annealers?"
 TOKEN = "s3cret-web-token"
 
 
-# -- the server -------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Server:
-    """`rag serve` as a subprocess on a free loopback port; its output goes to a file, shown when it fails."""
-
-    def __init__(self, store: Path, log: Path, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", str(self.port)]
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-            )
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
-
-    def wait_healthy(self) -> None:
-        deadline = time.monotonic() + STARTUP_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"rag serve exited with {self.process.returncode} before answering:\n{self.output()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.25)
-        self.stop()
-        pytest.fail(f"rag serve did not answer /healthz within {STARTUP_S} s:\n{self.output()}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+# -- the server (tests/serving.py) ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def server(seed_store_dir, tmp_path_factory) -> Iterator[Server]:
-    running = Server(seed_store_dir, tmp_path_factory.mktemp("serve") / "serve.log")
-    try:
-        running.wait_healthy()
+def server(seed_store_dir) -> Iterator[Server]:
+    with running_server(seed_store_dir) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -323,10 +270,8 @@ def test_filters_come_from_the_server_and_its_errors_are_shown(server, browser):
     assert error.is_displayed() and "k" in error.text and "100" in error.text, error.text
 
 
-def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, tmp_path, browser):
-    guarded = Server(seed_store_dir, tmp_path / "serve.log", env={"RAG_SERVE_TOKEN": TOKEN})
-    try:
-        guarded.wait_healthy()
+def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):
+    with running_server(seed_store_dir, RAG_SERVE_TOKEN=TOKEN) as guarded:
         fresh_page(browser, guarded.url)
         open_question(browser, guarded.url, UNLEARNING)
         failed = wait_answered(browser, 1, expect="error")
@@ -342,8 +287,6 @@ def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, tmp_path, browse
         assert "95 papers" in browser.find_element(By.ID, "store-info").text
         assert browser.execute_script("return localStorage.getItem('rag-papers:token')") == TOKEN
         assert "PURGE" in open_paper(browser, turn, "001-02").text  # /api/papers sends it too
-    finally:
-        guarded.stop()
 
 
 def test_the_page_reads_events_split_anywhere_and_marks_a_paraphrases_passage(server, browser):

@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from ..errors import InputError
+from ..config import check_k
 
 if TYPE_CHECKING:
     from ..api import Papers
     from ..retrieval import Source
-
-K_MIN, K_MAX = 1, 100  # the CLI's --k bounds
 
 
 class PaperRetriever(BaseRetriever):
@@ -37,8 +35,7 @@ class PaperRetriever(BaseRetriever):
     def __init__(
         self, papers: Papers | None = None, k: int = 5, year: int | None = None, venue: str | None = None
     ) -> None:
-        if not K_MIN <= k <= K_MAX:
-            raise InputError(f"k must be between {K_MIN} and {K_MAX}, not {k}")
+        check_k(k)
         if papers is None:
             from ..api import Papers
 

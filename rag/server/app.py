@@ -35,6 +35,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..api import Event, PastTurn
+from ..config import K_MAX, K_MIN
 from ..errors import InputError, NotFoundError, RagError, StoreError
 from ..followups import describe_query
 from ..query import MAX_QUESTION_CHARS
@@ -50,7 +51,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no pro
 
 # -- requests ---------------------------------------------------------------------------------------------
 
-K = Annotated[int, Field(ge=1, le=100, description="papers to retrieve (1-100)")]
+K = Annotated[int, Field(ge=K_MIN, le=K_MAX, description=f"papers to retrieve ({K_MIN}-{K_MAX})")]
 Year = Annotated[int, Field(ge=1900, le=2100)]
 Venue = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -256,7 +257,7 @@ def create_app(papers: Papers, token: str | None = None, cors_origins: list[str]
     @api.get("/search")
     def search(
         q: Annotated[str, Query(max_length=MAX_QUESTION_CHARS, description="what to look for")],
-        k: Annotated[int | None, Query(ge=1, le=100)] = None,
+        k: Annotated[int | None, Query(ge=K_MIN, le=K_MAX)] = None,
         year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
         venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> dict:
