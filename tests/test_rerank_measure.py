@@ -6,7 +6,9 @@ does not collect: `pip install -e '.[train]' && pytest train/tests`."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 
 from rag.rerank import PASSAGE_WORDS as ABSTRACT_WORDS
 from train.export import spearman
-from train.reranker import build_examples, document
+from train.reranker import build_examples, document, parse_mix
 
 MEASURE = Path(__file__).resolve().parent.parent / "evals" / "rerank_measure.py"
 
@@ -91,6 +93,37 @@ def test_build_examples_groups_positive_with_negatives_and_respects_the_cap():
     for query in {q for q, _, _ in capped}:  # whole groups only: a query brings its positive and its negatives
         assert sorted(e for e in capped if e[0] == query) == sorted(e for e in examples if e[0] == query)
     assert build_examples(pairs, texts, max_pairs=7, negatives=2, seed=0) == capped  # seeded
+
+
+def test_build_examples_fills_each_kind_its_share_of_the_cap():
+    kinds = ["conjunction"] * 30 + ["keyword"] * 30 + ["title"] * 10
+    pairs = [
+        {"query": f"q{i}", "positive_id": f"p{i}", "negative_ids": [f"n{i}"], "kind": kind}
+        for i, kind in enumerate(kinds)
+    ]
+    texts = {pid: f"text {pid}" for i in range(len(kinds)) for pid in (f"p{i}", f"n{i}")}
+    tally = Counter()
+    examples = build_examples(
+        pairs, texts, max_pairs=40, negatives=1, seed=0, kinds={"conjunction", "keyword"},
+        shares={"conjunction": 0.6, "keyword": 0.4}, tally=tally,
+    )  # fmt: skip
+    assert tally == {"conjunction": 24, "keyword": 16} and len(examples) == 40  # 2 examples a query
+    kind_of = {f"q{i}": kind for i, kind in enumerate(kinds)}
+    assert Counter(kind_of[q] for q, _, _ in examples) == tally  # no title query: it has no share
+    again = build_examples(pairs, texts, 40, 1, 0, kinds={"conjunction", "keyword"}, shares={"conjunction": 0.6,
+                           "keyword": 0.4})  # fmt: skip
+    assert again == examples
+    plain = build_examples(pairs, texts, max_pairs=40, negatives=1, seed=0)  # no shares: the old behaviour
+    assert len(plain) == 40 and any(kind_of[q] == "title" for q, _, _ in plain)
+
+
+def test_parse_mix():
+    assert parse_mix("conjunction=0.6,keyword=0.12, template=0.28") == {
+        "conjunction": 0.6, "keyword": 0.12, "template": 0.28
+    }  # fmt: skip
+    for bad in ("conjunction=0.7,keyword=0.4", "conjunction", "conjunction=0", "a=0.1,a=0.2", "=0.5", "a=x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_mix(bad)
 
 
 def test_spearman():

@@ -161,3 +161,124 @@ def test_a_malformed_corpus_line_is_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--corpus", str(path), "--out", str(tmp_path / "out")])
     assert capsys.readouterr().err.splitlines() == [f"error: {path}:1: missing or empty 'abstract'"]
+
+
+# Conjunction queries ("machine unlearning for diffusion models"): a corpus of half matches.
+CONJ_ROWS = [
+    ("U1", "Erasing Concepts: Machine Unlearning for Diffusion Models",
+     "We study machine unlearning in diffusion models: our method removes a concept from text-to-image diffusion "
+     "models without retraining them.", ["Machine Unlearning", "Diffusion Models", "concept erasure"]),
+    ("U2", "Forgetting Styles in Diffusion Models via Machine Unlearning",
+     "Machine unlearning makes diffusion models forget artistic styles.", ["machine unlearning", "diffusion models"]),
+    # Half matches: machine unlearning without diffusion models, and diffusion models without machine unlearning.
+    *[(f"L{i}", f"Machine Unlearning for Large Language Models {i}",
+       f"We study machine unlearning of private facts from large language models with {i + 2} benchmarks.",
+       ["machine unlearning", "language models"]) for i in range(3)],
+    *[(f"D{i}", f"Fast Sampling for Diffusion Models {i}",
+       f"We accelerate the sampling of diffusion models for image synthesis in {i + 2} steps.",
+       ["diffusion models", "fast sampling"]) for i in range(3)],
+    ("S1", "A Diffusion Model for Protein Design",  # "diffusion model": the same phrase once stemmed
+     "A diffusion model generates protein backbones.", ["protein design"]),
+    # Holds both once its keywords count: never a half match.
+    ("K1", "Editing Diffusion Models", "We edit what diffusion models generate.", ["machine unlearning", "editing"]),
+    # Shares the first paper's other keyword ("concept erasure"): too close to be a negative.
+    ("X1", "Concept Erasure in Diffusion Models", "Concept erasure for diffusion models at inference time.",
+     ["concept erasure", "diffusion models"]),
+    ("G1", "Graph Neural Networks for Drug Discovery",
+     "We apply graph neural networks (GNNs) to drug discovery and molecular property prediction.",
+     ["GNNs", "graph neural networks", "drug discovery"]),
+    *[(f"G{i + 2}", f"Graph Neural Networks for Traffic {i}", f"Graph neural networks forecast road traffic {i}.",
+       ["graph neural networks", "traffic"]) for i in range(2)],
+    *[(f"R{i}", f"Virtual Screening in Drug Discovery {i}", f"Drug discovery by docking {i} million molecules.",
+       ["drug discovery", "docking"]) for i in range(2)],
+]  # fmt: skip
+
+
+@pytest.fixture()
+def conj_corpus(tmp_path) -> Path:
+    folder = tmp_path / "conj"
+    folder.mkdir()
+    rows = [{"id": i, "title": t, "abstract": a, "keywords": k, "primary_area": "generative models"}
+            for i, t, a, k in CONJ_ROWS]  # fmt: skip
+    (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def conj_make(corpus: Path, out: Path, *extra: str) -> tuple[list[dict], dict]:
+    main(["--corpus", str(corpus), "--out", str(out), "--heldout-fraction", "0", "--no-known-items", *extra])
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    return pairs, json.loads((out / "manifest.json").read_text())
+
+
+def test_conjunction_queries_join_two_keywords_and_take_half_matches_as_negatives(conj_corpus, tmp_path):
+    from rag.lexical import contains_phrase
+
+    pairs, manifest = conj_make(conj_corpus, tmp_path / "out", "--kinds", "conjunction")
+    rows = {i: (t, a, k) for i, t, a, k in CONJ_ROWS}
+    assert pairs and {p["kind"] for p in pairs} == {"conjunction"} and manifest["kinds"] == {"conjunction": len(pairs)}
+    for pair in pairs:
+        a, b = pair["parts"]
+        title, abstract, keywords = rows[pair["positive_id"]]
+        assert a in pair["query"] and b in pair["query"]
+        assert {a, b} <= {k.lower() for k in keywords}
+        assert contains_phrase(a, f"{title} {abstract}") and contains_phrase(b, f"{title} {abstract}")
+        assert pair["positive_id"] not in pair["negative_ids"] and 2 <= len(pair["negative_ids"]) <= 4
+        sides = []
+        for negative in pair["negative_ids"]:
+            n_title, n_abstract, n_keywords = rows[negative]
+            visible, everything = f"{n_title} {n_abstract}", f"{n_title} {n_abstract} {' '.join(n_keywords)}"
+            held = [part for part in (a, b) if contains_phrase(part, visible)]
+            assert len(held) == 1, (pair, negative)  # a half match: one part in what the model reads ...
+            other = b if held[0] == a else a
+            assert not contains_phrase(other, everything)  # ... and the other part nowhere, keywords included
+            sides.append(held[0])
+        assert sides[0] != sides[1]  # the first two negatives: one of each half
+    first = [p for p in pairs if p["positive_id"] == "U1"]
+    assert len(first) == 1 and set(first[0]["parts"]) == {"machine unlearning", "diffusion models"}
+    negatives = set(first[0]["negative_ids"])
+    assert negatives & {"L0", "L1", "L2"} and negatives & {"D0", "D1", "D2", "S1"}
+    assert not negatives & {"U2", "K1", "X1"}  # both parts, both once keywords count, the shared "concept erasure"
+    drug = [p for p in pairs if p["positive_id"] == "G1"]  # "gnns" is "graph neural networks": never joined to it
+    assert drug and all(set(p["parts"]) != {"gnns", "graph neural networks"} for p in drug)
+
+
+def test_conjunction_is_opt_in_and_leaves_the_other_kinds_as_they_were(corpus, conj_corpus, tmp_path):
+    for name, folder in (("synthetic", corpus), ("conj", conj_corpus)):
+        old, old_manifest = conj_make(folder, tmp_path / f"{name}-old", "--seed", "7")
+        new, new_manifest = conj_make(folder, tmp_path / f"{name}-new", "--seed", "7", "--kinds",
+                                      "title,keyword,area_keyword,template,conjunction")  # fmt: skip
+        assert "conjunction" not in old_manifest["kinds"] and "conjunction" not in {p["kind"] for p in old}
+        assert [p for p in new if p["kind"] != "conjunction"] == old
+        assert new_manifest["kinds"]["conjunction"] == sum(p["kind"] == "conjunction" for p in new)
+    assert new_manifest["kinds"]["conjunction"] > 0
+    conj_make(conj_corpus, tmp_path / "again", "--seed", "7", "--kinds",
+              "title,keyword,area_keyword,template,conjunction")  # fmt: skip
+    assert (tmp_path / "again" / "pairs.jsonl").read_bytes() == (tmp_path / "conj-new" / "pairs.jsonl").read_bytes()
+    only, _ = conj_make(conj_corpus, tmp_path / "only", "--seed", "7", "--kinds", "conjunction")
+    assert only == [p for p in new if p["kind"] == "conjunction"]
+
+
+def test_conjunction_choices_skip_near_duplicates_and_acronyms():
+    import random
+
+    from train.pairs import acronym_of, conjunction_choices
+
+    parts = [
+        ("contrastive learning", "contrast learn"),
+        ("graph contrastive learning", "graph contrast learn"),
+        ("gnns", "gnns"),
+        ("graph neural networks", "graph neural network"),
+    ]
+    choices = conjunction_choices(parts, random.Random(0))
+    pairs = [{first[0], second[0]} for first, second in choices]
+    assert {"contrastive learning", "graph contrastive learning"} not in pairs  # a word in common
+    assert {"gnns", "graph neural networks"} not in pairs  # an acronym of the other
+    assert {"gnns", "contrastive learning"} in pairs
+    assert acronym_of("GNN", "graph neural networks") and not acronym_of("gan", "graph neural networks")
+
+
+def test_unknown_kind_is_refused(corpus, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--corpus", str(corpus), "--out", str(tmp_path / "out"), "--kinds", "title,conjuction"])
+    assert exited.value.code == 2
+    assert "--kinds takes a comma-separated subset of" in capsys.readouterr().err

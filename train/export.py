@@ -163,7 +163,7 @@ def model_card(report: dict, args: argparse.Namespace) -> str:
   {settings.get("epochs", "?")} epoch(s), seed {settings.get("seed", "?")}.
 - **Training command**: `{log.get("command", "?")}`; {log.get("train_seconds", "?")} s of training at
   {log.get("examples_per_second", "?")} examples/s (2 CPU cores, torch {log.get("torch", "?")}, fp32);
-  stopped by the wall-clock budget: {log.get("stopped_by_budget", "?")}.
+  stopped by the wall-clock budget: {log.get("stopped_by_budget", "?")}.{_continued(log)}
 - **Export**: `{report["command"]}`: torch.onnx.export (opset 17) then onnxruntime `quantize_dynamic` (int8
   weights). Size {report["size_mb"]["int8"]} MB int8 (fp32 {report["size_mb"]["fp32"]} MB).
 - **int8 vs fp32** on {report["pairs_compared"]} (query, passage) pairs: Spearman {agree["spearman"]}, max abs
@@ -176,6 +176,21 @@ def model_card(report: dict, args: argparse.Namespace) -> str:
 - **Metrics on the eval questions**: `python evals/rerank_measure.py` (train/README.md); the calibration layer
   and its bars: `calibration.json` (`python -m train.calibrate`, dev questions only), docs/EVALUATION.md.
 """
+
+
+def _continued(log: dict) -> str:
+    """The card's line for a model trained on from another (`train.reranker --init`): where it started, and the
+    query kinds of this run."""
+    start = log.get("init_train_log")
+    if not log.get("settings", {}).get("init"):
+        return ""
+    line = f"\n- **Continued from** `{log['settings']['init']}`"
+    if start:
+        line += f" (trained by `{start.get('command', '?')}`, {start.get('examples_seen', '?')} examples)"
+    kinds = log.get("examples_per_kind") or {}
+    if kinds:
+        line += "; examples of this run per kind: " + ", ".join(f"{k} {v}" for k, v in kinds.items())
+    return line + "."
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -9,7 +9,9 @@ holds out a fixed slice of the rest for known-item checks, and writes for a samp
 - `pairs.jsonl`: `{"query", "positive_id", "negative_ids", "kind"}`, kind one of KINDS; the negatives are the
   papers BM25 ranks highest for the query that are not the positive, share neither its title nor any of its
   specific keywords, and (for a query built from a keyword or a name) do not contain that keyword or name
-  anywhere: the near-miss case;
+  anywhere: the near-miss case. `--kinds` picks the kinds written; `conjunction` ("A for B" from two of the
+  paper's keywords; negatives that hold A or B but not both; its lines also carry `"parts": [A, B]`) is written
+  only when named, so the default output is the same as before it existed;
 - `heldout_ids.txt`: the held-out papers, one id a line (never a positive or a negative);
 - `manifest.json`: the arguments, the sha256 of every file read, the exclusions and the counts per kind.
 
@@ -27,17 +29,36 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rag.errors import InputError, RagError
 
 REPO = Path(__file__).resolve().parent.parent
-KINDS = ("title", "keyword", "area_keyword", "template")
+KINDS = ("title", "keyword", "area_keyword", "template", "conjunction")
+# `conjunction` is opt-in (`--kinds`): the default run writes the same bytes as before it existed.
+DEFAULT_KINDS = ("title", "keyword", "area_keyword", "template")
 DEFAULT_KNOWN_ITEMS = REPO / "evals" / "corpus_known_items.jsonl"
 SEED_MATCH = 0.8  # word-set Jaccard for a seed abstract that was edited after the corpus was collected
 DEPTH = 30  # BM25 candidates looked at per query for negatives
 GENERIC_KEYWORD_DF = 300  # keywords on more papers than this ("large language models") make no keyword query
+CONJUNCTION_DEPTH = 200  # BM25 candidates looked at per conjunction query (the phrase checks keep few of them)
+CONJUNCTION_TRIES = 3  # keyword pairs of one paper tried before its conjunction query is dropped
+CONJUNCTION_WORD_DF = 500  # a one-word part in more titles + abstracts than this ("uncertainty") is too vague
+# How users join two topics; {a} and {b} are the paper's two keywords, in a seeded random order.
+CONJUNCTION_FORMS = (
+    "{a} for {b}",
+    "{a} in {b}",
+    "{b} with {a}",
+    "{a}-based {b}",
+    "papers on {a} and {b}",
+    "{a} for {b} papers",
+    "work on {a} in {b}",
+    "which papers study {a} for {b}?",
+    "{b} using {a}",
+    "anything on {a} and {b}?",
+)
 
 # Title openings users turn into "how can we ...?" questions: gerund → base form.
 GERUNDS = {
@@ -226,6 +247,68 @@ def queries_for(record: Record, rng: random.Random, keyword_df: Counter, title_c
     return out
 
 
+class Stems:
+    """Text as its stemmed, non-stopword tokens joined by spaces (the BM25 tokenizer's words, stemmer and
+    stopwords): " a b " in " text " is a phrase match that "diffusion model" and "Diffusion Models" both pass."""
+
+    def __init__(self) -> None:
+        import Stemmer
+
+        from rag.text import bm25_stopwords
+
+        self.stopwords = set(bm25_stopwords())
+        self.stemmer = Stemmer.Stemmer("english")
+
+    def __call__(self, text: str) -> str:
+        words = [w for w in re.findall(r"(?u)\b\w\w+\b", text.lower()) if w not in self.stopwords]
+        return " ".join(self.stemmer.stemWords(words))
+
+
+def acronym_of(short: str, long: str) -> bool:
+    """Whether the one-word keyword `short` abbreviates `long` ("gnns" / "graph neural networks")."""
+    words = normalize(long).split()
+    initials = "".join(w[0] for w in words)
+    return len(words) > 1 and len(short.split()) == 1 and short.lower().rstrip("s") == initials
+
+
+def conjunction_parts(
+    record: Record, keyword_df: Counter, stems: Stems, word_df: Callable[[str], int]
+) -> list[tuple[str, str]]:
+    """The paper's keywords a conjunction query can join: specific (the keyword query's df rule; a one-word
+    keyword also in at most CONJUNCTION_WORD_DF papers' text by `word_df`, which drops "embeddings" and keeps
+    "gflownet"), a parenthesis dropped ("Large Language Models (LLMs)"), rarest first, each as (keyword, stemmed
+    phrase), and each held by the paper's own title or abstract (what the model reads, not just the keywords)."""
+    text = f" {stems(record.title + ' ' + record.abstract)} "
+    parts, seen = [], set()
+    for keyword in sorted(record.keywords, key=lambda k: (keyword_df[normalize(k)], normalize(k))):
+        if len(normalize(keyword)) < 3 or keyword_df[normalize(keyword)] > GENERIC_KEYWORD_DF:
+            continue
+        plain = " ".join(re.sub(r"\s*\(.*?\)", "", keyword).split()).lower()
+        phrase = stems(plain)
+        if len(plain) < 3 or not phrase or phrase in seen or f" {phrase} " not in text:
+            continue
+        if " " not in phrase and word_df(phrase) > CONJUNCTION_WORD_DF:
+            continue
+        seen.add(phrase)
+        parts.append((plain, phrase))
+    return parts
+
+
+def conjunction_choices(parts: list[tuple[str, str]], rng: random.Random) -> list[tuple[tuple, tuple]]:
+    """The keyword pairs to try, in a seeded order: two parts sharing no stemmed word (not "contrastive learning"
+    with "graph contrastive learning") and neither the other's acronym."""
+    choices = []
+    for i, first in enumerate(parts):
+        for second in parts[i + 1 :]:
+            if set(first[1].split()) & set(second[1].split()):
+                continue
+            if acronym_of(first[0], second[0]) or acronym_of(second[0], first[0]):
+                continue
+            choices.append((first, second) if rng.random() < 0.5 else (second, first))
+    rng.shuffle(choices)
+    return choices[:CONJUNCTION_TRIES]
+
+
 def subject(title: str) -> str:
     """A title without the name it introduces: "ProtComposer: Compositional Protein ..." → "Compositional ..."."""
     head, colon, rest = title.partition(":")
@@ -245,6 +328,8 @@ class Negatives:
         self.bm25 = bm25s.BM25()
         self.bm25.index(tokenize([f"{r.title}\n{r.abstract}" for r in pool]), show_progress=False)
         self._text: dict[int, str] = {}
+        self._stems: dict[int, tuple[str, str]] = {}
+        self.stems: Stems | None = None
 
     def topics(self, record: Record) -> set[str]:
         """A paper's specific keywords, normalised (the generic ones, on many papers, say little)."""
@@ -282,6 +367,79 @@ class Negatives:
             if len(negatives) == n:
                 break
         return negatives
+
+    def word_df(self, stem: str) -> int:
+        """How many pool papers' titles and abstracts hold the stemmed word (the BM25 index's posting list)."""
+        token = self.bm25.vocab_dict.get(stem)
+        if token is None:
+            return 0
+        indptr = self.bm25.scores["indptr"]
+        return int(indptr[token + 1] - indptr[token])
+
+    def stemmed(self, doc: int) -> tuple[str, str]:
+        """A pool paper's stemmed title + abstract, and the same with its keywords, each padded with spaces."""
+        if doc not in self._stems:
+            record = self.pool[doc]
+            visible = self.stems(f"{record.title} {record.abstract}")
+            self._stems[doc] = (f" {visible} ", f" {visible} {self.stems(' '.join(record.keywords))} ")
+        return self._stems[doc]
+
+    def mine_conjunction(
+        self, query: str, positive: Record, a: tuple[str, str], b: tuple[str, str], n: int
+    ) -> tuple[list[str], list[str]]:
+        """The half matches of "A for B": papers among BM25's best for the query whose title or abstract holds
+        one part's stemmed phrase while the other part is nowhere in them (title, abstract, keywords), sharing
+        no specific keyword with the positive but the part they hold. Best first, up to `n` for each part."""
+        import numpy as np
+
+        from rag.lexical import query_terms
+
+        known = self.bm25.get_tokens_ids(sorted(t for t in query_terms(query) if t))
+        if not known:
+            return [], []
+        scores = self.bm25.get_scores(known)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > CONJUNCTION_DEPTH:
+            candidates = candidates[np.argpartition(-scores[candidates], CONJUNCTION_DEPTH - 1)[:CONJUNCTION_DEPTH]]
+        ranked = sorted(candidates.tolist(), key=lambda doc: (-float(scores[doc]), doc))
+        title, abstract, topics = normalize(positive.title), normalize(positive.abstract), self.topics(positive)
+        halves: dict[str, list[str]] = {a[1]: [], b[1]: []}
+        for doc in ranked:
+            other = self.pool[doc]
+            if other.id == positive.id or normalize(other.title) == title or normalize(other.abstract) == abstract:
+                continue
+            visible, everything = self.stemmed(doc)
+            has_a, has_b = f" {a[1]} " in everything, f" {b[1]} " in everything
+            if has_a == has_b:
+                continue
+            held, keyword = (a[1], a[0]) if has_a else (b[1], b[0])
+            if f" {held} " not in visible or len(halves[held]) >= n:
+                continue
+            if (topics & self.topics(other)) - {normalize(keyword)}:
+                continue
+            halves[held].append(other.id)
+            if all(len(ids) >= n for ids in halves.values()):
+                break
+        return halves[a[1]], halves[b[1]]
+
+    def conjunction(self, record: Record, seed: int, n: int) -> tuple[dict | None, bool]:
+        """One conjunction query of `record`, or None; and whether it had a keyword pair to try. The query's
+        negatives alternate between the two parts' half matches (A only, B only, A only, …), so the first two
+        are one of each; a pair is kept only when both parts have at least one."""
+        if self.stems is None:
+            self.stems = Stems()
+        # Its own generator per paper: the other kinds' draws, and so their output, do not change.
+        rng = random.Random(f"conjunction:{seed}:{record.id}")
+        parts = conjunction_parts(record, self.keyword_df, self.stems, self.word_df)
+        choices = conjunction_choices(parts, rng)
+        for a, b in choices:
+            query = rng.choice(CONJUNCTION_FORMS).format(a=a[0], b=b[0])
+            only_a, only_b = self.mine_conjunction(query, record, a, b, (n + 1) // 2)
+            if only_a and only_b:
+                mixed = [x for i in range(max(len(only_a), len(only_b))) for x in only_a[i : i + 1] + only_b[i : i + 1]]
+                pair = {"query": query, "positive_id": record.id, "negative_ids": mixed[:n], "kind": "conjunction"}
+                return pair | {"parts": [a[0], b[0]]}, True
+        return None, bool(choices)
 
 
 def build(args: argparse.Namespace) -> dict:
@@ -326,7 +484,9 @@ def build(args: argparse.Namespace) -> dict:
     negatives = Negatives(pool, keyword_df)
     pairs, dropped = [], Counter()
     for record in positives:
-        for query in queries_for(record, rng, keyword_df, title_counts):
+        for query in queries_for(record, rng, keyword_df, title_counts):  # drawn for every kind: same rng stream
+            if query["kind"] not in args.kinds:
+                continue
             mined = negatives.mine(query["query"], record, query["avoid"], args.negatives)
             if not mined and query["kind"] != "title":
                 # The query's words are in no other paper ("what is ProtComposer?", a keyword only this paper
@@ -338,6 +498,12 @@ def build(args: argparse.Namespace) -> dict:
             pairs.append(
                 {"query": query["query"], "positive_id": record.id, "negative_ids": mined, "kind": query["kind"]}
             )
+        if "conjunction" in args.kinds:
+            pair, tried = negatives.conjunction(record, args.seed, args.negatives)
+            if pair:
+                pairs.append(pair)
+            elif tried:
+                dropped["conjunction"] += 1
 
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "pairs.jsonl").open("w", encoding="utf-8") as handle:
@@ -363,7 +529,7 @@ def build(args: argparse.Namespace) -> dict:
         "pool": len(pool),
         "positives": len(positives),
         "pairs": len(pairs),
-        "kinds": {kind: kinds[kind] for kind in KINDS},
+        "kinds": {kind: kinds[kind] for kind in KINDS if kind in args.kinds},
         "dropped_without_negatives": {kind: dropped[kind] for kind in KINDS if dropped[kind]},
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -395,9 +561,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="a question set whose gold papers are excluded too (default: evals/corpus_known_items.jsonl)",
     )
     parser.add_argument("--no-known-items", dest="known_items", action="store_const", const=None)
+    parser.add_argument(
+        "--kinds",
+        default=",".join(DEFAULT_KINDS),
+        help=f"comma-separated query kinds to write, of {', '.join(KINDS)} (default: all but conjunction)",
+    )
     args = parser.parse_args(argv)
     if args.limit < 0 or args.negatives < 1 or not 0 <= args.heldout_fraction < 1:
         parser.error("--limit ≥ 0, --negatives ≥ 1 and 0 ≤ --heldout-fraction < 1")
+    args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not args.kinds or set(args.kinds) - set(KINDS):
+        parser.error(f"--kinds takes a comma-separated subset of {', '.join(KINDS)}")
     args.argv = argv
     return args
 

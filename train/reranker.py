@@ -15,6 +15,10 @@ is saved as it is. Needs the `[train]` extra (torch, transformers).
 Output in `--out`: the encoder and tokenizer (transformers' layout), `head.safetensors`, `reranker.json` (the head,
 max length; `load_scorer(out)` loads it all), and `train_log.json` (the command, settings, examples seen, seconds,
 examples/s, the loss every `--log-every` steps, and whether the budget stopped it).
+
+`--init DIR` continues training a model this script saved (its head, layers and token window) instead of starting
+from the base checkpoint; `--mix kind=share,...` fills `--max-pairs` by kind ("conjunction=0.6,keyword=0.4": the
+new kind with a replay sample of the old, so the model does not forget them).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from rag.rerank import passage as document  # one definition of what the model reads
@@ -41,29 +46,47 @@ def build_examples(
     seed: int,
     random_negatives: int = 0,
     kinds: set[str] | None = None,
+    shares: dict[str, float] | None = None,
+    tally: Counter | None = None,
 ) -> list[tuple[str, str, float]]:
     """(query, passage, label) examples: the queries in a seeded random order, each giving its positive, up to
     `negatives` of its hard negatives and `random_negatives` papers drawn at random (the eval's candidates differ
     in topic, the hard negatives only in detail), until `max_pairs` examples; the result is shuffled with the same
     seed. Only queries of `kinds` count when given. A query whose positive is not in `texts` is skipped, and so is
-    a negative that is not."""
+    a negative that is not. With `shares` (kind → share of `max_pairs`), each kind fills its own part of the cap
+    (whole queries only) and only those kinds count. `tally`, when given, counts the examples per kind."""
     rng = random.Random(seed)
     order = list(range(len(pairs)))
     rng.shuffle(order)
     pool = sorted(texts)
+    budget = {kind: round(share * max_pairs) for kind, share in shares.items()} if shares and max_pairs else None
+    used: Counter = Counter()
+    full: set[str] = set()
     examples: list[tuple[str, str, float]] = []
     for index in order:
         pair = pairs[index]
         positive = texts.get(pair["positive_id"])
         if positive is None or (kinds is not None and pair.get("kind") not in kinds):
             continue
+        kind = pair.get("kind")
+        if budget is not None and (kind not in budget or kind in full):
+            continue
         group = [(pair["query"], positive, 1.0)]
         group += [(pair["query"], texts[n], 0.0) for n in pair["negative_ids"][:negatives] if n in texts]
         drawn = [rng.choice(pool) for _ in range(random_negatives)]
         group += [(pair["query"], texts[n], 0.0) for n in drawn if n != pair["positive_id"]]
-        if max_pairs is not None and len(examples) + len(group) > max_pairs:
+        if budget is not None:
+            if used[kind] + len(group) > budget[kind]:
+                full.add(kind)
+                if full == set(budget):
+                    break
+                continue
+            used[kind] += len(group)
+        elif max_pairs is not None and len(examples) + len(group) > max_pairs:
             break
         examples.extend(group)
+        if tally is not None:
+            tally[kind] += len(group)
     rng.shuffle(examples)
     return examples
 
@@ -204,16 +227,25 @@ def train(args: argparse.Namespace) -> dict:
     pairs = [json.loads(line) for line in Path(args.pairs).read_text(encoding="utf-8").splitlines() if line.strip()]
     records, digests = read_corpus(corpus_files(Path(args.corpus)))
     texts = {r.id: document(r.title, r.abstract) for r in records}
-    kinds = set(args.kinds.split(",")) if args.kinds else None
-    examples = build_examples(pairs, texts, args.max_pairs, args.negatives, args.seed, args.random_negatives, kinds)
+    kinds = set(args.mix) if args.mix else set(args.kinds.split(",")) if args.kinds else None
+    per_kind: Counter = Counter()
+    examples = build_examples(
+        pairs, texts, args.max_pairs, args.negatives, args.seed, args.random_negatives, kinds, args.mix, per_kind
+    )
     positives = sum(1 for _, _, label in examples if label == 1.0)
-    print(f"{len(examples)} examples ({positives} positive) from {len(pairs)} queries", file=sys.stderr)
+    print(
+        f"{len(examples)} examples ({positives} positive) from {len(pairs)} queries: {dict(per_kind)}", file=sys.stderr
+    )
 
     from transformers import AutoTokenizer
 
-    base = base_checkpoint(args.base)
-    model = new_scorer(base, args.layers, args.head)
-    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    if args.init:
+        model = load_scorer(Path(args.init))  # head, layers and weights as saved; its token window is args'
+        tokenizer = AutoTokenizer.from_pretrained(str(args.init))
+    else:
+        base = base_checkpoint(args.base)
+        model = new_scorer(base, args.layers, args.head)
+        tokenizer = AutoTokenizer.from_pretrained(str(base))
     model.train()
     steps_per_epoch = math.ceil(len(examples) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
@@ -295,8 +327,12 @@ def train(args: argparse.Namespace) -> dict:
                 "batch_size",
                 "lr",
                 "threads",
+                "init",
+                "mix",
             )
         },
+        "init_train_log": _init_log(args.init),
+        "examples_per_kind": dict(sorted(per_kind.items())),
         "pairs_file": str(args.pairs),
         "corpus_sha256": digests,
         "examples_planned": len(examples),
@@ -312,6 +348,31 @@ def train(args: argparse.Namespace) -> dict:
     }
     (out / "train_log.json").write_text(json.dumps(log, indent=2) + "\n", encoding="utf-8")
     return log
+
+
+def _init_log(init: str | None) -> dict | None:
+    """The starting model's own training log (without its losses), so a continued model's record is whole."""
+    if not init or not (Path(init) / "train_log.json").is_file():
+        return None
+    log = json.loads((Path(init) / "train_log.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in log.items() if k != "losses"}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """ "conjunction=0.6,keyword=0.4" → {"conjunction": 0.6, "keyword": 0.4}; shares in (0, 1] summing to ≤ 1."""
+    mix: dict[str, float] = {}
+    for item in text.split(","):
+        kind, equals, share = item.partition("=")
+        try:
+            value = float(share)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--mix: {item!r} is not kind=share") from None
+        if not equals or not kind.strip() or not 0 < value <= 1 or kind.strip() in mix:
+            raise argparse.ArgumentTypeError(f"--mix: {item!r} is not kind=share with 0 < share ≤ 1, once per kind")
+        mix[kind.strip()] = value
+    if sum(mix.values()) > 1 + 1e-9:
+        raise argparse.ArgumentTypeError("--mix: the shares add up to more than 1")
+    return mix
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -340,9 +401,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, help="wall-clock budget for training; stop and save when spent")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--log-every", type=int, default=10)
+    parser.add_argument("--init", help="continue training the model a previous run saved in this folder")
+    parser.add_argument("--mix", type=parse_mix, help="kind=share,...: each kind's share of --max-pairs")
     args = parser.parse_args(argv)
     if not 1 <= args.layers <= 6:
         parser.error("--layers must be 1-6 (all-MiniLM-L6-v2 has 6)")
+    if args.mix and not args.max_pairs:
+        parser.error("--mix needs --max-pairs (the shares are of it)")
+    if args.mix and args.kinds:
+        parser.error("--mix names the kinds; leave out --kinds")
+    if args.init:
+        meta_file = Path(args.init) / "reranker.json"
+        if not meta_file.is_file():
+            parser.error(f"--init: {meta_file} is missing (a folder python -m train.reranker wrote)")
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        config = json.loads((Path(args.init) / "config.json").read_text(encoding="utf-8"))
+        # The saved model decides the head and the layers; the token window must be the one it was trained with.
+        given = {a.split("=")[0] for a in argv if a.startswith("--")}
+        if "--head" in given and args.head != meta["head"]:
+            parser.error(f"--init: the model has head {meta['head']!r}, not {args.head!r}")
+        if "--max-length" in given and args.max_length != meta["max_length"]:
+            parser.error(f"--init: the model was trained with --max-length {meta['max_length']}")
+        args.head, args.max_length = meta["head"], meta["max_length"]
+        args.layers = config.get("num_hidden_layers", args.layers)
     args.argv = argv
     return args
 

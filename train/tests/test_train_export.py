@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from train.export import main as export_main
 from train.onnx_scorer import OnnxCrossEncoder
@@ -62,3 +63,27 @@ def test_train_then_export_int8(tmp_path, capsys):
     scorer = OnnxCrossEncoder(onnx_dir, "model_int8.onnx", max_length=48)
     scores = scorer.score("label noise", [PAPERS[0][1], PAPERS[2][1], PAPERS[3][1]])
     assert scores.shape == (3,) and np.isfinite(scores).all()
+
+
+def test_continue_training_from_a_saved_model_on_a_mix(tmp_path):
+    corpus, pairs = write_inputs(tmp_path)
+    first, second, onnx_dir = tmp_path / "first", tmp_path / "second", tmp_path / "onnx"
+    common = ["--pairs", str(pairs), "--corpus", str(corpus), "--batch-size", "4", "--log-every", "1"]
+    train_main([*common, "--out", str(first), "--layers", "1", "--head", "cosine", "--max-length", "48"])
+    train_main([*common, "--out", str(second), "--init", str(first), "--max-pairs", "8", "--seed", "1",
+                "--mix", "keyword=0.5,template=0.5"])  # fmt: skip
+    log = json.loads((second / "train_log.json").read_text())
+    assert log["settings"]["init"] == str(first) and log["settings"]["mix"] == {"keyword": 0.5, "template": 0.5}
+    assert log["settings"]["head"] == "cosine" and log["settings"]["max_length"] == 48  # the saved model's
+    assert log["settings"]["layers"] == 1 and json.loads((second / "config.json").read_text())["num_hidden_layers"] == 1
+    assert log["examples_per_kind"] == {"keyword": 4, "template": 2}  # 2 keyword queries fit in 4, 1 template
+    assert log["init_train_log"]["examples_seen"] == 8 and "losses" not in log["init_train_log"]
+    from safetensors.torch import load_file
+
+    before, after = load_file(str(first / "model.safetensors")), load_file(str(second / "model.safetensors"))
+    assert any(not (before[k] == after[k]).all() for k in before)  # it trained on from the first model
+    export_main(["--model", str(second), "--out", str(onnx_dir), "--pairs", str(pairs), "--corpus", str(corpus),
+                 "--compare", "4", "--max-length", "48"])  # fmt: skip
+    assert f"**Continued from** `{first}`" in (onnx_dir / "MODEL_CARD.md").read_text()
+    with pytest.raises(SystemExit):
+        train_main([*common, "--out", str(tmp_path / "bad"), "--init", str(first), "--max-length", "64"])
