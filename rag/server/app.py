@@ -276,12 +276,13 @@ def create_app(papers: Papers, token: str | None = None, cors_origins: list[str]
     app.include_router(api)
     app.include_router(openai_router(papers, collect, require_token))
 
+    # Async, so health checks and the page never wait behind answers for a thread of the pool.
     @app.get("/healthz")
-    def healthz() -> dict:
+    async def healthz() -> dict:
         return {"status": "ok"}
 
     @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
