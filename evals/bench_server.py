@@ -42,7 +42,7 @@ def start_server(store: Path) -> tuple[subprocess.Popen, str]:
     )
     assert process.stderr is not None
     for line in process.stderr:
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+) \(the page", line)  # not a Chroma server's URL
         if match:
             url = match.group(1)
             break

@@ -30,10 +30,12 @@ class Server:
 
 
 @contextmanager
-def running_server(store: Path, *args: str, **env: str) -> Iterator[Server]:
-    """`rag serve --store STORE --port 0 ARGS`, once /healthz answers; stopped afterwards."""
+def running_server(store: Path | None, *args: str, **env: str) -> Iterator[Server]:
+    """`rag serve --store STORE --port 0 ARGS` (no --store: RAG_STORE or RAG_CHROMA_URL in `env` say where), once
+    /healthz answers; stopped afterwards."""
+    where = [] if store is None else ["--store", str(store)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", "0", *args],
+        [sys.executable, "-m", "rag", "serve", *where, "--port", "0", *args],
         env=cli_env(**env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -47,7 +49,7 @@ def running_server(store: Path, *args: str, **env: str) -> Iterator[Server]:
         assert process.stderr is not None
         for line in process.stderr:
             server.stderr.append(line)
-            match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+            match = re.search(r"(http://127\.0\.0\.1:\d+) \(the page", line)  # not the store's URL
             if match and not found.is_set():
                 server.url = match.group(1)
                 found.set()

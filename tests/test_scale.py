@@ -12,12 +12,14 @@ import tracemalloc
 import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 
 from rag.corpus import iter_papers, validate_files
 
 from .conftest import REPO
 from .helpers import BIN, cli_env, write_jsonl_gz
+from .serving import running_server
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +107,15 @@ def test_server_mode_ingests_searches_and_asks_and_survives_a_restart(chroma_ser
     assert found["results"][0]["id"] == "000-15"
     answer = json.loads(rag("ask", "which papers study unlearning?", "--json").stdout)
     assert {"001-02", "001-18"} <= set(answer["citations"]) and not answer["abstained"]
+
+    # `rag serve` over the same server, by configuration alone: the same papers, the same answer.
+    with running_server(None, RAG_CHROMA_URL=chroma_server.url, XDG_CACHE_HOME=str(tmp_path / "cache")) as served:
+        info = httpx.get(f"{served.url}/api/info", timeout=60).json()
+        assert info["papers"] == 95 and info["store"] == chroma_server.url
+        served_answer = httpx.post(
+            f"{served.url}/api/ask", json={"question": "which papers study unlearning?"}, timeout=120
+        ).json()
+        assert served_answer["citations"] == answer["citations"]
 
     chroma_server.stop()
     down = rag("search", "unlearning")
