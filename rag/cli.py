@@ -467,7 +467,8 @@ def serve(
     bound = sock.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
     render.stderr_console().print(
-        f"rag serve · {settings.store_label} · {where} (the page at /, OpenAI-compatible at {where}/v1) · Ctrl-C stops",
+        f"rag serve · store {settings.store_label} · {where} (the page at /, OpenAI-compatible at {where}/v1)"
+        " · Ctrl-C stops",
         markup=False,
         soft_wrap=True,
     )
