@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
+from .facets import facets_held, holds_topic, missing_text
 from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question
 from .retrieval import Retrieval, Source, retrieve
 
@@ -62,24 +63,22 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
         if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
             return f"The indexed abstracts don't answer this: the store has no paper from {restriction}."
         return "The indexed abstracts don't answer this: no paper in the store matches the question."
+    if query.is_topic and not any(holds_topic(s.facet_shares) for s in sources):  # the facet rule
+        # The paper holding most of the topic's facets (the closest of those) shows what is missing.
+        closest = max(by_closeness(sources), key=lambda s: facets_held(s.facet_shares))
+        judged = f"relevance {closest.relevance:.2f}" if closest.relevance is not None else f"{closest.score:.2f}"
+        lacks = missing_text(closest.facet_shares or ())
+        return (
+            f"The indexed abstracts don't answer this: no paper found covers all of “{query.topic}”; the closest "
+            f"({closest.id}, {judged}) {lacks or 'shares only some of its terms'}."
+        )
     if sources[0].relevance is not None:  # judged by the reranker (see weak_evidence)
         closest = max(sources, key=lambda s: s.relevance or 0.0)
-        bar = calibration(settings).relevance_bar
-        if (closest.relevance or 0.0) >= bar:  # abstained by the topic rule
-            return (
-                f"The indexed abstracts don't answer this: no paper found covers “{query.topic}”; the closest "
-                f"({closest.id}, relevance {closest.relevance:.2f}) shares only some of its terms."
-            )
         return (
             f"The indexed abstracts don't answer this: the closest paper ({closest.id}) has relevance "
-            f"{closest.relevance:.2f}, below the bar {bar:g}."
+            f"{closest.relevance:.2f}, below the bar {calibration(settings).relevance_bar:g}."
         )
     closest = max(sources, key=lambda s: s.score)
-    if closest.score >= threshold:  # abstained by the topic rule (see weak_evidence)
-        return (
-            f"The indexed abstracts don't answer this: no paper found covers “{query.topic}”; the closest "
-            f"({closest.id}, {closest.score:.2f}) shares only some of its terms."
-        )
     return (
         "The indexed abstracts don't answer this: the closest paper "
         f"({closest.id}) scores {closest.score:.2f}, below the evidence threshold {threshold:g}."
@@ -104,38 +103,27 @@ EXACT_MATCH_COVERAGE = 0.99
 EXACT_MATCH_SLACK = 0.10
 
 
-# "which papers study federated unlearning?" when the store has federated papers and unlearning papers but
-# none on both: each scores a middling cosine, above the threshold. Such a list question is abstained on when
-# no retrieved paper holds more than half of its topic's terms and none is a close match. Calibrated on
-# evals/questions.jsonl (no held-out set; it has 8 unanswerable questions): abstention accuracy 0.125 -> 0.500
-# with false abstains unchanged (0.051), the same for any bar from 0.50 to 0.55 (0.60 starts to drop an
-# answerable topic); "at most two thirds of the terms" drops an answerable topic too.
-TOPIC_COVERAGE = 0.5
-TOPIC_BAR = 0.55
-
-
 def weak_evidence(sources: list[Source], settings: Settings, query: Query | str | None = None) -> bool:
-    """Abstain when the best paper scores below the threshold (less the slack for an exact-term match), or,
-    for a list question, when no paper names most of the topic and none is a close match."""
+    """Abstain when the best paper scores below the bar (the reranker's relevance bar, or else the cosine threshold
+    less the slack for an exact-term match), or, for a question naming a topic, when no paper holds every part of
+    it (rag.facets)."""
     query = as_query(query) if query else None
     if not sources:
         return True
-    # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
-    best = max(s.score for s in sources)
     if sources[0].relevance is not None:
         # The reranker's calibrated probability replaces the cosine threshold and its exact-term slack.
         if settings.min_score > 0 and max(s.relevance or 0.0 for s in sources) < calibration(settings).relevance_bar:
             return True
     else:
+        # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
+        best = max(s.score for s in sources)
         exact = (sources[0].term_coverage or 0.0) >= EXACT_MATCH_COVERAGE
         if best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0):
             return True
     # min_score 0 means the user chose the papers (a chat follow-up about them): no evidence bar applies.
-    if query is None or settings.min_score <= 0 or best >= TOPIC_BAR or not query.wants_list:
+    if query is None or settings.min_score <= 0 or not query.is_topic:
         return False
-    from .lexical import term_coverage
-
-    return term_coverage(query.topic, [f"{s.title or ''}. {s.abstract}" for s in sources]) <= TOPIC_COVERAGE
+    return not any(holds_topic(s.facet_shares) for s in sources)
 
 
 def ask(

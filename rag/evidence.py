@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .facets import holds_topic
 from .query import Query, as_query
 from .text import content_words, split_sentences, tidy_latex
 
@@ -117,6 +118,11 @@ class Selector:
         else:
             ratio = self.list_ratio if wants_list else self.detail_ratio
             near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
+        if query.is_topic and self.min_score > 0:
+            # A topic's answers hold every part of it: the GNN paper does not answer "adversarial robustness of graph
+            # neural networks". (min_score 0: the user chose the papers, as in a chat follow-up about them.)
+            holding = [s for s in sources if holds_topic(s.facet_shares)]
+            near = [s for s in near if s in holding] or holding[:1] or near[:1]
         if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 

@@ -129,6 +129,25 @@ def asks_for_list(question: str) -> bool:
     return bool(_LIST_QUESTION.search(question))
 
 
+# A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
+# "does X use Y?"); a topic is typed bare ("adversarial robustness of graph neural networks"), short.
+_ASKS = re.compile(
+    r"^\s*(?:what|how|which|why|when|where|who|whose|whom|does|do|did|is|are|was|were|can|could|should|would|"
+    r"will|has|have|compare|contrast|explain|describe|summari[sz]e|tell|give)\b",
+    re.I,
+)
+TOPIC_WORDS = 8  # a bare phrase this long or shorter names a topic; a longer one describes a paper
+
+
+def names_a_topic(question: str, search: str, wants_list: bool) -> bool:
+    """Whether the question names a topic (a list question, or a bare short phrase) rather than asking about a
+    detail ("which paper says to cite X?": its scaffolding removed, the rest is no topic) or describing one paper
+    in its own words."""
+    if wants_list:
+        return True
+    return not _ASKS.match(question) and not _ASKS.match(search) and len(search.split()) <= TOPIC_WORDS
+
+
 # -- coined names ---------------------------------------------------------------------------------------------
 
 _NAME = re.compile(r"(?<![\w\-\[])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-\]])")
@@ -157,6 +176,7 @@ class Query:
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
     wants_list: bool = False
+    is_topic: bool = False  # names a topic, whose every part an answering paper must hold (rag.facets)
     terms: frozenset[str] = frozenset()  # content words of the question
     names: tuple[str, ...] = ()  # coined names and acronyms, as written
 
@@ -173,13 +193,16 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
     """`question` as a `Query`. `year`/`venue` given as flags win over those written in the question."""
     text = clean_question(question)
     filters = parse_filters(text)
+    search = search_text(filters.text)
+    wants_list = asks_for_list(filters.text)  # "2025 papers on X" is "papers on X"
     return Query(
         text=text,
-        search=search_text(filters.text),
+        search=search,
         year=year if year is not None else filters.year,
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
-        wants_list=asks_for_list(filters.text),  # "2025 papers on X" is "papers on X"
+        wants_list=wants_list,
+        is_topic=names_a_topic(filters.text, search, wants_list),
         terms=frozenset(content_words(text)),
         names=tuple(coined_names(text)),
     )

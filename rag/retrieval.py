@@ -45,6 +45,8 @@ class Source:
     term_coverage: float | None = None
     # The reranker's calibrated probability that this paper answers the question (None with RAG_RERANKER=off).
     relevance: float | None = None
+    # For a topic question: each facet of the topic with the share of it this paper holds (rag.facets); else None.
+    facet_shares: tuple[tuple[str, float], ...] | None = None
 
     @property
     def label(self) -> str:
@@ -206,6 +208,13 @@ def _retrieve(
         from .lexical import term_coverage
 
         sources[0].term_coverage = term_coverage(text, [f"{sources[0].title or ''}. {sources[0].abstract}"])
+    if query.is_topic and sources:
+        from .facets import facet_shares
+        from .lexical import get_index
+
+        texts = [f"{s.title or ''}. {s.abstract or s.snippet}" for s in sources]
+        for source, shares in zip(sources, facet_shares(text, texts, lexical_index or get_index(store)), strict=True):
+            source.facet_shares = shares
     return Retrieval(query, sources, (time.perf_counter() - started) * 1000)
 
 

@@ -149,8 +149,6 @@ AREAS: dict[str, Area] = {
                         "answer_from_sources",
                         "EXACT_MATCH_COVERAGE",
                         "EXACT_MATCH_SLACK",
-                        "TOPIC_COVERAGE",
-                        "TOPIC_BAR",
                     ),
                     {
                         "answer_from_sources": (
@@ -176,7 +174,21 @@ AREAS: dict[str, Area] = {
                     ("Selector.select", "Selector._uses_the_phrase", "Selector._has_evidence", "SENTENCE_EVIDENCE"),
                 ),
                 # The one rule for "a list of papers" vs "the paper", decided when the question is parsed.
-                Target("rag/query.py", ("asks_for_list",)),
+                Target("rag/query.py", ("asks_for_list", "names_a_topic")),
+                # Every part of a topic in the paper: the facet rule that abstains and filters citations.
+                Target(
+                    "rag/facets.py",
+                    (
+                        "facets",
+                        "facet_shares",
+                        "_held_share",
+                        "weighty",
+                        "_spelled_out",
+                        "holds_topic",
+                        "FACET_BAR",
+                        "LIGHT_FACET",
+                    ),
+                ),
                 # The exact-term coverage that buys a paper the abstention slack is computed at retrieval.
                 Target(
                     "rag/retrieval.py",
@@ -184,7 +196,7 @@ AREAS: dict[str, Area] = {
                     {"_retrieve": ('if mode != "dense" and sources:', "sources[0].term_coverage = ")},
                 ),
             ),
-            ("tests/test_answer.py", "tests/test_query.py"),
+            ("tests/test_answer.py", "tests/test_query.py", "tests/test_facets.py"),
         ),
         Area(
             "followups",

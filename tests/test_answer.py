@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer import TOPIC_BAR, answer_from_sources, ask, clean_question, weak_evidence
+from rag.answer import answer_from_sources, ask, clean_question, weak_evidence
 from rag.backends import Generation, get_backend
 from rag.backends.extractive import ExtractiveBackend
 from rag.citations import find_citations
@@ -159,10 +159,10 @@ def test_a_topic_no_paper_covers_is_abstained_on(seed_store, seed_settings):
     # Federated papers and unlearning papers exist, none on federated unlearning: each scores above the
     # threshold, but none holds both terms.
     store, embedder = seed_store
-    off = replace(seed_settings, reranker=False)  # the cosine path's topic rule
+    off = replace(seed_settings, reranker=False)  # the cosine path: the facet rule applies there too
     asked = ask("which papers study federated unlearning?", store, embedder, off)
     assert asked.abstained and asked.citations == []
-    assert "no paper found covers “federated unlearning”" in asked.answer
+    assert "no paper found covers all of “federated unlearning”" in asked.answer
     assert asked.sources[0].score > seed_settings.min_score  # the cosine threshold alone would have answered
     assert not ask("which papers study unlearning?", store, embedder, off).abstained
     assert not ask("which papers study federated learning?", store, embedder, off).abstained
@@ -232,28 +232,17 @@ def test_the_evidence_threshold_is_inclusive_and_an_exact_term_match_gets_its_sl
     assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=None)], SETTINGS, "what is DiVeQ?")
 
 
-def test_the_topic_rule_applies_to_list_questions_under_the_bar_only():
-    question = "which papers study federated unlearning?"
-    federated = "We study federated learning across hospitals."
-    covering = "We study federated unlearning across hospitals."
-    assert weak_evidence([paper("a", 0.5, federated)], SETTINGS, question)  # half the topic: abstain
-    assert not weak_evidence([paper("a", 0.5, covering)], SETTINGS, question)  # all of it: answer
-    assert not weak_evidence([paper("a", TOPIC_BAR, federated)], SETTINGS, question)  # a close match: answer
-    assert not weak_evidence([paper("a", 0.6, federated)], SETTINGS, question)
-    # a question about one thing, not a list: the topic rule does not apply
-    assert not weak_evidence([paper("a", 0.5, federated)], SETTINGS, "how does federated unlearning work?")
-
-
 def test_the_abstention_message_says_why():
     extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
     nothing = answer_from_sources("which papers study unlearning?", [], extractive, SETTINGS)
     assert nothing.abstained and nothing.answer == (
         "The indexed abstracts don't answer this: no paper in the store matches the question."
     )
-    # abstained by the topic rule with the best paper exactly at the threshold: not "below the threshold"
-    at_bar = [paper("a", MIN, "We study federated learning across hospitals.")]
+    # abstained by the facet rule with the best paper exactly at the threshold: not "below the threshold"
+    at_bar = [replace(paper("a", MIN, "We study federated learning."), facet_shares=(("federated unlearning", 0.4),))]
     topic = answer_from_sources("which papers study federated unlearning?", at_bar, extractive, SETTINGS)
-    assert topic.abstained and "no paper found covers “federated unlearning”" in topic.answer
+    assert topic.abstained
+    assert "no paper found covers all of “federated unlearning”; the closest (a, 0.36)" in topic.answer
     below = answer_from_sources(
         "which papers study federated unlearning?", [paper("a", 0.3, "x")], extractive, SETTINGS
     )

@@ -190,13 +190,13 @@ def test_loading_is_lazy_on_the_cli_path():
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
-def test_a_compound_topic_no_paper_covers_is_abstained_on_by_the_topic_rule(seed_store, seed_settings):
+def test_a_compound_topic_no_paper_covers_is_abstained_on_by_the_facet_rule(seed_store, seed_settings):
     """The cross-encoder calls an unlearning paper relevant to "federated unlearning" (it covers half the topic);
-    the topic rule still applies to list questions, and the message says which rule abstained."""
+    the facet rule applies to topic questions, and the message says which rule abstained."""
     from rag.answer import ask
 
     store, embedder = seed_store
     asked = ask("which papers study federated unlearning?", store, embedder, seed_settings)
     assert asked.abstained and asked.citations == []
     assert max(s.relevance for s in asked.sources) >= load_calibration().relevance_bar
-    assert "no paper found covers “federated unlearning”" in asked.answer and "relevance" in asked.answer
+    assert "no paper found covers all of “federated unlearning”" in asked.answer and "relevance" in asked.answer

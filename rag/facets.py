@@ -1,0 +1,172 @@
+"""Every part of a topic must be in a paper: a topic's facets, and how much of each a paper holds.
+
+"adversarial robustness of graph neural networks" names two things. A paper on graph neural networks that never
+mentions adversarial robustness does not answer it, however close its embedding and however high its
+cross-encoder score: both reward the half that matches (docs/EVALUATION.md measures it). So a topic is cut into
+facets at the words that join two things ("of", "for", "in", "with", "and", ...), a facet's alternatives ("A or
+B", "A / B", "A (B)") are kept together, and a paper's share of a facet is the IDF-weighted share of the facet's
+stemmed terms it contains (the best alternative's): "federated unlearning" is mostly "unlearning" by weight, so a
+federated-learning paper holds little of it. A paper's facet coverage is its share of its least-held facet.
+
+Answering (rag.answer, rag.evidence) reads the coverage of topic questions only: a question about a detail
+("how many parameters does X have?") is phrased in words the abstract need not use.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from .lexical import query_terms, tokenize
+from .text import bm25_stopwords
+
+if TYPE_CHECKING:
+    from .lexical import LexicalIndex
+
+# Words joining two parts of a topic. "mixture of experts" is cut too; each part is then held by the papers on
+# it, so the cut costs nothing there.
+_JOIN = re.compile(
+    r"\s+(?:of|in|for|on|with|via|using|under|from|through|to|and|across|against|without|based on|beyond|inside|"
+    r"within|plus|into|over|versus|vs\.?)\s+|\s*[:;,]\s+|\s+[-–—]\s+",
+    re.I,
+)
+# Alternatives inside a part: "PDEs or physics-informed neural nets", "test-time compute / inference scaling",
+# "llms (interpretability)".
+_ALTERNATIVE = re.compile(r"\s+or\s+|\s*/\s*|\s*[()]\s*", re.I)
+# Words naming the research act or the kind of answer, not its topic: "prove results in a linear regression
+# setting" is about linear regression; "clustering papers" about clustering. Dropped from facets before weighing.
+_GENERIC_WORDS = (
+    "paper papers work works study studies studying method methods approach approaches technique techniques "
+    "analyze analyzes analyzing analyse analysing analysis analyses use uses using used propose proposes proposing "
+    "prove proves proving result results new novel recent designed specifically setting settings anything "
+    "something etc idea ideas application applications modify modifying improve improving apply applying "
+    "introduce introducing develop developing investigate investigating explore exploring"
+)
+
+
+@lru_cache(maxsize=1)
+def _generic_stems() -> frozenset[str]:
+    return frozenset(query_terms(_GENERIC_WORDS))
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One part of a topic as written ("adversarial robustness"), with each alternative's stemmed terms."""
+
+    text: str
+    alternatives: tuple[frozenset[str], ...]
+
+
+@lru_cache(maxsize=256)
+def facets(topic: str) -> tuple[Facet, ...]:
+    """The parts of `topic` that a paper must each hold; parts with no topical word are left out."""
+    generic = _generic_stems()
+    found = []
+    for part in _JOIN.split(topic):
+        alternatives = []
+        for alternative in _ALTERNATIVE.split(part):
+            terms = frozenset(query_terms(alternative)) - generic
+            if terms:
+                alternatives.append(terms)
+        if alternatives:
+            found.append(Facet(part.strip(" ,.?!()"), tuple(alternatives)))
+    return tuple(found)
+
+
+def _idf(index: LexicalIndex, term: str) -> float:
+    """BM25's inverse document frequency over the store's chunks (a term no chunk holds weighs most)."""
+    total = len(index.chunk_ids)
+    df = index.document_frequency(term)
+    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+
+# "llms" is held by a paper that writes "large language models", "gnns" by "graph neural networks": a short
+# question word is also held where the text spells it out as the initials of consecutive words (stopwords
+# skipped: "rlhf"). Three letters at least: "rl" would be "representation learning" as often as not.
+_ACRONYM = re.compile(r"[a-z]{3,5}")
+_TEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def _spelled_out(acronyms: set[str], text: str) -> set[str]:
+    """The `acronyms` (stemmed query words such as "llms", "rl") that `text` writes out word by word."""
+    if not acronyms:
+        return set()
+    stopwords = set(bm25_stopwords())
+    words = _TEXT_WORD.findall(text.replace("-", " "))
+    initials = "".join(w[0].lower() for w in words if w.lower() not in stopwords)
+    found = set()
+    for acronym in acronyms:
+        letters = acronym[:-1] if acronym.endswith("s") and len(acronym) > 3 else acronym
+        if len(letters) >= 3 and letters in initials:
+            found.add(acronym)
+    return found
+
+
+# A facet weighing less than this share of the heaviest one carries no topic of its own here ("learning" in
+# "learning with noisy labels for classification"): it is left out rather than made a condition.
+LIGHT_FACET = 1 / 3
+
+
+def _weight(facet: Facet, weight: dict[str, float]) -> float:
+    return max(sum(weight[t] for t in alternative) for alternative in facet.alternatives)
+
+
+def weighty(parts: tuple[Facet, ...], weight: dict[str, float]) -> tuple[Facet, ...]:
+    """`parts` less the facets too light (by IDF) to be a condition of their own."""
+    heaviest = max(_weight(f, weight) for f in parts)
+    return tuple(f for f in parts if _weight(f, weight) >= LIGHT_FACET * heaviest)
+
+
+# What a paper holds of one facet: the facet as written, and the share (0-1).
+Share = tuple[str, float]
+
+
+def facet_shares(topic: str, texts: list[str], index: LexicalIndex) -> list[tuple[Share, ...]]:
+    """For each of `texts`, each facet of `topic` with the IDF-weighted share of it the text holds (its best
+    alternative's); facets too light to be a condition are left out."""
+    parts = facets(topic)
+    if not parts or not texts:
+        return [()] * len(texts)
+    weight = {t: _idf(index, t) for f in parts for a in f.alternatives for t in a}
+    parts = weighty(parts, weight)
+    tokenized = tokenize(texts)
+    vocabulary = {i: token for token, i in tokenized.vocab.items()}
+    acronyms = {t for f in parts for a in f.alternatives for t in a if _ACRONYM.fullmatch(t)}
+    shares = []
+    for text, ids in zip(texts, tokenized.ids, strict=True):
+        held = {vocabulary[i] for i in ids} | _spelled_out(acronyms, text)
+        shares.append(tuple((f.text, max(_held_share(a, held, weight) for a in f.alternatives)) for f in parts))
+    return shares
+
+
+def _held_share(alternative: frozenset[str], held: set[str], weight: dict[str, float]) -> float:
+    total = sum(weight[t] for t in alternative)
+    return sum(weight[t] for t in alternative if t in held) / total if total else 0.0
+
+
+# A paper holds a facet when it holds at least this share of it (by IDF weight), and answers a topic question
+# when it holds every facet. Chosen on the dev questions only (docs/EVALUATION.md, "Facets").
+FACET_BAR = 0.55
+
+
+def holds_topic(shares: tuple[Share, ...] | None) -> bool:
+    """Whether a paper with these facet shares answers the topic (True when the question names no topic)."""
+    return not shares or all(share >= FACET_BAR for _, share in shares)
+
+
+def facets_held(shares: tuple[Share, ...] | None) -> int:
+    """How many facets a paper holds (an abstention names the paper holding most)."""
+    return sum(share >= FACET_BAR for _, share in shares or ())
+
+
+def missing_text(shares: tuple[Share, ...]) -> str:
+    """What an abstention says the closest paper lacks: "covers “graph neural networks” but not “adversarial
+    robustness”"; "" when it lacks every facet."""
+    have = [f"“{text}”" for text, share in shares if share >= FACET_BAR]
+    lack = [f"“{text}”" for text, share in shares if share < FACET_BAR]
+    if not have or not lack:
+        return ""
+    return f"covers {' and '.join(have)} but not {' or '.join(lack)}"

@@ -1,0 +1,161 @@
+"""The facet rule: a paper answers a topic only when it holds every part of it (rag/facets.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rag.answer import answer_from_sources, ask, weak_evidence
+from rag.backends import get_backend
+from rag.config import Settings
+from rag.embedding import get_embedder
+from rag.evidence import Selector
+from rag.facets import FACET_BAR, facet_shares, facets, holds_topic, missing_text
+from rag.lexical import LexicalIndex
+from rag.query import parse
+from rag.retrieval import Source
+
+# A small corpus of its own: the IDF weights come from these texts.
+TEXTS = {
+    "gnn": "Graph neural networks are expressive. We study message passing in graph neural networks.",
+    "robust": "Adversarial robustness of image classifiers under attacks, with certified defenses.",
+    "both": "We study the adversarial robustness of graph neural networks against structure attacks.",
+    "federated": "Federated learning across hospitals with communication-efficient aggregation.",
+    "unlearning": "Machine unlearning removes the influence of forgotten samples from a trained model.",
+    "llm": "We probe large language models for knowledge about medicine.",
+    "reps": "Representation learning with contrastive objectives for images.",
+    "labels": "Learning from noisy labels for image classification with a robust loss.",
+    "other1": "A benchmark for tabular prediction with gradient boosting baselines.",
+    "other2": "Diffusion models for image generation with fast samplers.",
+}
+
+
+@pytest.fixture(scope="module")
+def index() -> LexicalIndex:
+    ids = list(TEXTS)
+    return LexicalIndex.build(ids, list(TEXTS.values()), [{"paper_id": i} for i in ids], "g1")
+
+
+def shares_of(topic: str, names: list[str], index: LexicalIndex) -> list[tuple[tuple[str, float], ...]]:
+    return facet_shares(topic, [TEXTS[n] for n in names], index)
+
+
+def test_a_topic_is_cut_at_the_words_that_join_two_things():
+    assert [f.text for f in facets("adversarial robustness of graph neural networks")] == [
+        "adversarial robustness",
+        "graph neural networks",
+    ]
+    assert [f.text for f in facets("diffusion models for image generation")] == ["diffusion models", "image generation"]
+    # alternatives stay one facet: "A or B", "A / B", "A (B)"
+    (either,) = facets("PDEs or physics-informed neural nets")
+    assert len(either.alternatives) == 2
+    assert len(facets("test-time compute / inference scaling for llms")) == 2
+    # words naming the research act, not its topic, are no facet: "prove results in a linear regression setting"
+    assert [f.text for f in facets("prove results in a linear regression setting")] == ["a linear regression setting"]
+    assert [f.text for f in facets("clustering papers")] == ["clustering papers"]
+    assert facets("clustering papers")[0].alternatives == (frozenset({"cluster"}),)
+    assert facets("papers") == ()
+
+
+def test_a_paper_holding_half_of_a_compound_topic_does_not_answer_it(index):
+    gnn, robust, both = shares_of("adversarial robustness of graph neural networks", ["gnn", "robust", "both"], index)
+    assert dict(gnn)["graph neural networks"] == 1.0 and dict(gnn)["adversarial robustness"] == 0.0
+    assert dict(robust)["adversarial robustness"] == 1.0 and dict(robust)["graph neural networks"] == 0.0
+    assert not holds_topic(gnn) and not holds_topic(robust) and holds_topic(both)
+    assert missing_text(gnn) == "covers “graph neural networks” but not “adversarial robustness”"
+    assert missing_text(both) == ""  # nothing lacking: no message
+
+
+def test_a_facets_share_is_weighed_by_how_rare_its_words_are(index):
+    # "federated unlearning" is one facet; "federated" and "unlearning" are each in one text of ten, "learning"
+    # would be in many: each paper holds about half, under the bar.
+    federated, unlearning = shares_of("federated unlearning", ["federated", "unlearning"], index)
+    assert 0.3 < federated[0][1] < FACET_BAR and 0.3 < unlearning[0][1] < FACET_BAR
+    # a common word weighs less than a rare one: "image" (4 texts) against "classifiers" (1)
+    (image_only,) = shares_of("image classifiers", ["other2"], index)
+    assert image_only[0][1] < 0.5
+
+
+def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
+    (llm,) = shares_of("knowledge probing of llms", ["llm"], index)
+    assert dict(llm)["llms"] == 1.0  # "large language models"
+    (gnn,) = shares_of("gnns for molecules", ["gnn"], index)
+    assert dict(gnn)["gnns"] == 1.0
+    # two letters are too few: "rl" would be "representation learning"
+    (reps,) = shares_of("contrastive objectives for rl", ["reps"], index)
+    assert dict(reps)["rl"] == 0.0
+
+
+def test_a_facet_too_light_to_carry_a_topic_is_no_condition(index):
+    (labels,) = shares_of("learning with noisy labels for classification", ["labels"], index)
+    assert [text for text, _ in labels] == ["noisy labels", "classification"]  # "learning" left out
+    assert holds_topic(labels)
+
+
+def paper(pid: str, relevance: float, shares: tuple[tuple[str, float], ...] | None, text: str = "") -> Source:
+    abstract = text or f"We study the topic of paper {pid}. It has results."
+    return Source(pid, None, 2026, "ICLR 2026", 0.5, abstract, abstract, relevance=relevance, facet_shares=shares)
+
+
+HALF = (("adversarial robustness", 0.0), ("graph neural networks", 1.0))
+FULL = (("adversarial robustness", 1.0), ("graph neural networks", 1.0))
+TOPIC = "which papers study adversarial robustness of graph neural networks?"
+
+
+def test_a_topic_question_is_abstained_on_when_no_paper_holds_every_facet():
+    settings = Settings()
+    assert weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, HALF)], settings, TOPIC)
+    assert not weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, FULL)], settings, TOPIC)
+    # a question about a detail is phrased in words the abstract need not use: the rule does not apply
+    assert not parse("how robust are graph neural networks to adversarial attacks?").is_topic
+    assert not weak_evidence([paper("a", 0.99, None)], settings, "how robust are graph neural networks to attacks?")
+    # "which paper says …" asks about one paper's detail, though its scaffolding ("which paper") is stripped
+    assert not parse("which paper says to cite 999-99 in every sentence?").is_topic
+    assert parse("which papers study federated unlearning?").is_topic and parse("federated unlearning").is_topic
+    described = "speeding up lloyd iterations without approximation by exploiting directions between samples"
+    assert not parse(described).is_topic  # a paper described in other words (more than 8 words): no facet rule
+    # papers the user chose (a chat follow-up, min_score 0): no evidence bar
+    assert not weak_evidence([paper("a", 0.99, HALF)], replace(settings, min_score=0.0), TOPIC)
+
+
+def test_the_abstention_says_which_part_of_the_topic_is_missing():
+    extractive = get_backend("extractive", Settings(), get_embedder(Settings()))
+    answer = answer_from_sources(TOPIC, [paper("a", 0.97, HALF), paper("b", 0.5, HALF)], extractive, Settings())
+    assert answer.abstained and answer.citations == []
+    assert answer.answer == (
+        "The indexed abstracts don't answer this: no paper found covers all of “adversarial robustness of graph "
+        "neural networks”; the closest (a, relevance 0.97) covers “graph neural networks” but not “adversarial "
+        "robustness”."
+    )
+
+
+def test_a_list_answer_cites_only_papers_holding_every_facet():
+    selector = Selector(get_embedder(Settings()), Settings())
+    sources = [
+        paper("a", 0.99, HALF, "Graph neural networks are expressive message passers."),
+        paper("b", 0.95, FULL, "We attack graph neural networks and study their adversarial robustness."),
+        paper("c", 0.90, HALF, "We train graph neural networks on molecules with message passing."),
+    ]
+    kept, _ = selector.select(TOPIC, sources)
+    assert [s.id for s, _ in kept] == ["b"]  # the reranker's first, half a match, is not quoted
+    # without facets (not a topic question's sources) the reranker's choice stands
+    plain = [replace(s, facet_shares=None) for s in sources]
+    assert [s.id for s, _ in selector.select(TOPIC, plain)[0]][:1] == ["a"]
+
+
+def test_the_seed_store_abstains_on_a_compound_topic_and_answers_each_half(seed_store, seed_settings):
+    store, embedder = seed_store
+    for settings in (seed_settings, replace(seed_settings, reranker=False)):
+        asked = ask("graph neural networks for drug discovery", store, embedder, settings)
+        assert asked.abstained and asked.citations == []
+        assert "covers “graph neural networks” but not “drug discovery”" in asked.answer
+        assert not ask("graph neural networks", store, embedder, settings).abstained
+    # retrieval records the facets of a topic question on every source, and none for a question about a detail
+    from rag.retrieval import retrieve
+
+    found = retrieve(parse("which papers study conformal prediction?"), store, embedder, seed_settings, k=3)
+    assert all(s.facet_shares and s.facet_shares[0][0] == "conformal prediction" for s in found.sources)
+    assert holds_topic(found.sources[0].facet_shares)
+    detail = retrieve(parse("what does PURGE reach on RWKU?"), store, embedder, seed_settings, k=3)
+    assert all(s.facet_shares is None for s in detail.sources)
