@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
-from .facets import facets_held, holds_topic, missing_text
+from .facets import facets_held, gives_count, holds_topic, missing_text
 from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question
 from .retrieval import Retrieval, Source, retrieve
 
@@ -66,11 +66,16 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
     if query.is_topic and not any(holds_topic(s.facet_shares) for s in sources):  # the facet rule
         # The paper holding most of the topic's facets (the closest of those) shows what is missing.
         closest = max(by_closeness(sources), key=lambda s: facets_held(s.facet_shares))
-        judged = f"relevance {closest.relevance:.2f}" if closest.relevance is not None else f"{closest.score:.2f}"
         lacks = missing_text(closest.facet_shares or ())
         return (
             f"The indexed abstracts don't answer this: no paper found covers all of “{query.topic}”; the closest "
-            f"({closest.id}, {judged}) {lacks or 'shares only some of its terms'}."
+            f"({closest.id}, {_judged(closest)}) {lacks or 'shares only some of its terms'}."
+        )
+    if no_count_given(sources, settings, query):  # the count rule
+        closest = by_closeness(sources)[0]
+        return (
+            f"The indexed abstracts don't answer this: none of the papers found gives a number of {query.counts}; "
+            f"the closest ({closest.id}, {_judged(closest)}) gives none."
         )
     if sources[0].relevance is not None:  # judged by the reranker (see weak_evidence)
         closest = max(sources, key=lambda s: s.relevance or 0.0)
@@ -83,6 +88,11 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
         "The indexed abstracts don't answer this: the closest paper "
         f"({closest.id}) scores {closest.score:.2f}, below the evidence threshold {threshold:g}."
     )
+
+
+def _judged(source: Source) -> str:
+    """What a message shows of a paper's match: its relevance, or else its cosine."""
+    return f"relevance {source.relevance:.2f}" if source.relevance is not None else f"{source.score:.2f}"
 
 
 def calibration(settings: Settings):
@@ -103,10 +113,20 @@ EXACT_MATCH_COVERAGE = 0.99
 EXACT_MATCH_SLACK = 0.10
 
 
+def no_count_given(sources: list[Source], settings: Settings, query: Query) -> bool:
+    """A count question none of whose relevant papers (at the relevance bar; all, with the reranker off) gives a
+    number of what it counts: a paper on games giving "two-player games" does not tell how many games Octax has."""
+    if not query.counts:
+        return False
+    bar = calibration(settings).relevance_bar if sources and sources[0].relevance is not None else 0.0
+    relevant = [s for s in sources if (s.relevance if s.relevance is not None else 1.0) >= bar]
+    return not any(gives_count(query.counts, s.abstract or s.snippet) for s in relevant)
+
+
 def weak_evidence(sources: list[Source], settings: Settings, query: Query | str | None = None) -> bool:
     """Abstain when the best paper scores below the bar (the reranker's relevance bar, or else the cosine threshold
-    less the slack for an exact-term match), or, for a question naming a topic, when no paper holds every part of
-    it (rag.facets)."""
+    less the slack for an exact-term match); for a question naming a topic, when no paper holds every part of it;
+    for a count question, when no paper gives a number of what it counts (rag.facets)."""
     query = as_query(query) if query else None
     if not sources:
         return True
@@ -121,9 +141,11 @@ def weak_evidence(sources: list[Source], settings: Settings, query: Query | str 
         if best < settings.min_score - (EXACT_MATCH_SLACK if exact else 0.0):
             return True
     # min_score 0 means the user chose the papers (a chat follow-up about them): no evidence bar applies.
-    if query is None or settings.min_score <= 0 or not query.is_topic:
+    if query is None or settings.min_score <= 0:
         return False
-    return not any(holds_topic(s.facet_shares) for s in sources)
+    if no_count_given(sources, settings, query):
+        return True  # "how many parameters does X have?" and no abstract gives a number of parameters
+    return query.is_topic and not any(holds_topic(s.facet_shares) for s in sources)
 
 
 def ask(

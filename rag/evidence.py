@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .facets import holds_topic
+from .facets import gives_count, holds_topic
 from .query import Query, as_query
 from .text import content_words, split_sentences, tidy_latex
 
@@ -123,6 +123,11 @@ class Selector:
             # neural networks". (min_score 0: the user chose the papers, as in a chat follow-up about them.)
             holding = [s for s in sources if holds_topic(s.facet_shares)]
             near = [s for s in near if s in holding] or holding[:1] or near[:1]
+        if query.counts and self.min_score > 0:
+            # "how many baselines …?" is answered by the papers giving a number of baselines.
+            near = [s for s in near if gives_count(query.counts, s.abstract or s.snippet)]
+            if not near:
+                return [], False
         if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 

@@ -1,4 +1,4 @@
-"""Every part of a topic must be in a paper: a topic's facets, and how much of each a paper holds.
+"""What a paper must hold to answer: every part of a topic (its facets), or, for a count question, a count.
 
 "adversarial robustness of graph neural networks" names two things. A paper on graph neural networks that never
 mentions adversarial robustness does not answer it, however close its embedding and however high its
@@ -9,7 +9,9 @@ stemmed terms it contains (the best alternative's): "federated unlearning" is mo
 federated-learning paper holds little of it. A paper's facet coverage is its share of its least-held facet.
 
 Answering (rag.answer, rag.evidence) reads the coverage of topic questions only: a question about a detail
-("how many parameters does X have?") is phrased in words the abstract need not use.
+is phrased in words the abstract need not use. One kind of detail question has a checkable answer, though: "how
+many parameters does X have?" is answered by a sentence giving a number of parameters ("against 54 baselines",
+"on 300 datasets"), and by nothing else (`gives_count`).
 """
 
 from __future__ import annotations
@@ -170,3 +172,31 @@ def missing_text(shares: tuple[Share, ...]) -> str:
     if not have or not lack:
         return ""
     return f"covers {' and '.join(have)} but not {' or '.join(lack)}"
+
+
+# -- count questions --------------------------------------------------------------------------------------------
+
+_NUMBER_WORDS = (
+    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen twenty thirty forty "
+    "fifty hundred hundreds thousand thousands million millions billion billions dozen dozens"
+)
+# A count: digits ("54", "2,880", "**2880**") or a number word, not a share or a ratio ("5%", "14x", "3-fold").
+_COUNT_NUMBER = re.compile(
+    rf"(?<![\w.])(?:\d[\d,]*(?:\.\d+)?[kKmMbB]?|(?:{'|'.join(_NUMBER_WORDS.split())}))(?![\w%×.]|[-\s]?fold\b)",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z][\w\-]*")
+COUNT_WINDOW = 5  # words after a number in which the counted noun must follow ("18 state-of-the-art PU methods")
+
+
+def gives_count(counted: str, text: str) -> bool:
+    """Whether `text` gives a number of `counted` (stemmed): a count followed within COUNT_WINDOW words by it."""
+    wanted = query_terms(counted)
+    if not wanted:
+        return True  # nothing checkable: not this rule's to refuse
+    text = text.replace("*", "")
+    for number in _COUNT_NUMBER.finditer(text):
+        following = _WORD.findall(text[number.end() : number.end() + 120])[:COUNT_WINDOW]
+        if wanted & query_terms(" ".join(following)):
+            return True
+    return False

@@ -148,6 +148,23 @@ def names_a_topic(question: str, search: str, wants_list: bool) -> bool:
     return not _ASKS.match(question) and not _ASKS.match(search) and len(search.split()) <= TOPIC_WORDS
 
 
+# -- what a count question counts --------------------------------------------------------------------------
+
+# "how many baselines was FeDaL compared against?" counts baselines: the noun phrase after "how many", up to the
+# verb, "and" or the end; the phrase's last word is what is counted.
+_COUNT = re.compile(
+    r"\bhow\s+many\s+((?:(?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would|should|and|or|"
+    r"in|on|of|for|with|per)\b)[\w\-]+\s*){1,4})",
+    re.I,
+)
+
+
+def counted_noun(question: str) -> str | None:
+    """What a "how many …?" question counts ("parameters", "datasets"), or None for any other question."""
+    match = _COUNT.search(question)
+    return match.group(1).split()[-1].lower() if match else None
+
+
 # -- coined names ---------------------------------------------------------------------------------------------
 
 _NAME = re.compile(r"(?<![\w\-\[])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-\]])")
@@ -179,6 +196,7 @@ class Query:
     is_topic: bool = False  # names a topic, whose every part an answering paper must hold (rag.facets)
     terms: frozenset[str] = frozenset()  # content words of the question
     names: tuple[str, ...] = ()  # coined names and acronyms, as written
+    counts: str | None = None  # what a "how many …?" question counts ("parameters"): a paper must give a number of it
 
     @property
     def topic(self) -> str:
@@ -205,6 +223,7 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         is_topic=names_a_topic(filters.text, search, wants_list),
         terms=frozenset(content_words(text)),
         names=tuple(coined_names(text)),
+        counts=counted_noun(filters.text),
     )
 
 

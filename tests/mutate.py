@@ -146,6 +146,7 @@ AREAS: dict[str, Area] = {
                         "abstention_text",
                         "by_closeness",
                         "weak_evidence",
+                        "no_count_given",
                         "answer_from_sources",
                         "EXACT_MATCH_COVERAGE",
                         "EXACT_MATCH_SLACK",
@@ -174,7 +175,7 @@ AREAS: dict[str, Area] = {
                     ("Selector.select", "Selector._uses_the_phrase", "Selector._has_evidence", "SENTENCE_EVIDENCE"),
                 ),
                 # The one rule for "a list of papers" vs "the paper", decided when the question is parsed.
-                Target("rag/query.py", ("asks_for_list", "names_a_topic")),
+                Target("rag/query.py", ("asks_for_list", "names_a_topic", "counted_noun")),
                 # Every part of a topic in the paper: the facet rule that abstains and filters citations.
                 Target(
                     "rag/facets.py",
@@ -185,6 +186,7 @@ AREAS: dict[str, Area] = {
                         "weighty",
                         "_spelled_out",
                         "holds_topic",
+                        "gives_count",
                         "FACET_BAR",
                         "LIGHT_FACET",
                     ),

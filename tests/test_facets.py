@@ -159,3 +159,49 @@ def test_the_seed_store_abstains_on_a_compound_topic_and_answers_each_half(seed_
     assert holds_topic(found.sources[0].facet_shares)
     detail = retrieve(parse("what does PURGE reach on RWKU?"), store, embedder, seed_settings, k=3)
     assert all(s.facet_shares is None for s in detail.sources)
+
+
+def test_a_count_question_names_what_it_counts():
+    assert parse("how many baselines was FeDaL compared against?").counts == "baselines"
+    assert parse("how many PU methods and total evaluations does PU-Bench include?").counts == "methods"
+    assert parse("on how many tabular datasets was NCA evaluated?").counts == "datasets"
+    assert parse("how much does TRACE improve on COCO?").counts is None
+    assert parse("which papers study unlearning?").counts is None
+
+
+def test_a_count_is_a_number_followed_closely_by_what_is_counted():
+    from rag.facets import gives_count
+
+    assert gives_count("baselines", "It was evaluated against 54 baselines.")
+    assert gives_count("methods", "an integrated framework of 18 state-of-the-art PU methods; and")
+    assert gives_count("evaluations", "on 8 diverse datasets (**2,880** evaluations in total)")
+    assert gives_count("tasks", "datasets spanning eight tasks")
+    # a share, a ratio or a number far from the noun is no count of it
+    assert not gives_count("parameters", "improves accuracy by 5% with fewer parameters")
+    assert not gives_count("games", "a suite of Atari games running 14x faster")
+    assert not gives_count("parameters", "a 3-fold reduction in the parameters")
+    assert not gives_count("games", "In 2024 we released a new suite of classic arcade games")
+
+
+def test_a_count_question_no_relevant_paper_counts_is_abstained_on():
+    settings = Settings()
+    question = "how many games does Octax ship with?"
+    octax = paper("octax", 0.9, None, "Octax is a suite of classic arcade games in JAX. It runs games fast.")
+    counted = paper("octax", 0.9, None, "Octax ships 21 classic arcade games in JAX. It runs them fast.")
+    # a paper of low relevance counting other games ("two-player games") does not answer for Octax
+    other = paper("theory", 0.05, None, "We study equilibria of two-player games. We prove convergence.")
+    assert weak_evidence([octax, other], settings, question)
+    assert not weak_evidence([counted, other], settings, question)
+    extractive = get_backend("extractive", settings, get_embedder(settings))
+    answer = answer_from_sources(question, [octax, other], extractive, settings)
+    assert answer.abstained and "none of the papers found gives a number of games" in answer.answer
+    answered = answer_from_sources(question, [counted, other], extractive, settings)
+    assert answered.citations == ["octax"] and "21 classic arcade games" in answered.answer
+
+
+def test_the_seed_store_abstains_on_a_count_its_abstracts_do_not_give(seed_store, seed_settings):
+    store, embedder = seed_store
+    asked = ask("how many games does Octax ship with?", store, embedder, seed_settings)
+    assert asked.abstained and "gives a number of games" in asked.answer
+    counted = ask("how many baselines was FeDaL compared against?", store, embedder, seed_settings)
+    assert not counted.abstained and counted.citations == ["000-11"] and "54 baselines" in counted.answer
