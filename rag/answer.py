@@ -71,7 +71,7 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
             f"The indexed abstracts don't answer this: no paper found covers all of “{query.topic}”; the closest "
             f"({closest.id}, {_judged(closest)}) {lacks or 'shares only some of its terms'}."
         )
-    if no_count_given(sources, settings, query):  # the count rule
+    if no_count_given(sources, query, _relevance_bar(sources, settings)):  # the count rule
         closest = by_closeness(sources)[0]
         return (
             f"The indexed abstracts don't answer this: none of the papers found gives a number of {query.counts}; "
@@ -113,14 +113,26 @@ EXACT_MATCH_COVERAGE = 0.99
 EXACT_MATCH_SLACK = 0.10
 
 
-def no_count_given(sources: list[Source], settings: Settings, query: Query) -> bool:
+def no_count_given(sources: list[Source], query: Query, relevance_bar: float) -> bool:
     """A count question none of whose relevant papers (at the relevance bar; all, with the reranker off) gives a
     number of what it counts: a paper on games giving "two-player games" does not tell how many games Octax has."""
     if not query.counts:
         return False
-    bar = calibration(settings).relevance_bar if sources and sources[0].relevance is not None else 0.0
-    relevant = [s for s in sources if (s.relevance if s.relevance is not None else 1.0) >= bar]
+    relevant = [s for s in sources if (s.relevance if s.relevance is not None else 1.0) >= relevance_bar]
     return not any(gives_count(query.counts, s.abstract or s.snippet) for s in relevant)
+
+
+def abstained_by_rule(sources: list[Source], query: Query, relevance_bar: float) -> bool:
+    """The rules on what a paper must hold to answer (rag.facets): a count question none of whose relevant papers
+    gives the count; a topic question no paper holds every part of. `train.calibrate` places the relevance bar
+    with these applied."""
+    if no_count_given(sources, query, relevance_bar):
+        return True
+    return query.is_topic and not any(holds_topic(s.facet_shares) for s in sources)
+
+
+def _relevance_bar(sources: list[Source], settings: Settings) -> float:
+    return calibration(settings).relevance_bar if sources and sources[0].relevance is not None else 0.0
 
 
 def weak_evidence(sources: list[Source], settings: Settings, query: Query | str | None = None) -> bool:
@@ -143,9 +155,7 @@ def weak_evidence(sources: list[Source], settings: Settings, query: Query | str 
     # min_score 0 means the user chose the papers (a chat follow-up about them): no evidence bar applies.
     if query is None or settings.min_score <= 0:
         return False
-    if no_count_given(sources, settings, query):
-        return True  # "how many parameters does X have?" and no abstract gives a number of parameters
-    return query.is_topic and not any(holds_topic(s.facet_shares) for s in sources)
+    return abstained_by_rule(sources, query, _relevance_bar(sources, settings))
 
 
 def ask(

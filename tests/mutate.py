@@ -147,6 +147,7 @@ AREAS: dict[str, Area] = {
                         "by_closeness",
                         "weak_evidence",
                         "no_count_given",
+                        "abstained_by_rule",
                         "answer_from_sources",
                         "EXACT_MATCH_COVERAGE",
                         "EXACT_MATCH_SLACK",
