@@ -126,6 +126,13 @@ def weighty(parts: tuple[Facet, ...], weight: dict[str, float]) -> tuple[Facet, 
 Share = tuple[str, float]
 
 
+_HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
+
+
+def _closed_up(match: re.Match) -> str:
+    return match.group(0).replace("-", "")
+
+
 def facet_shares(topic: str, texts: list[str], index: LexicalIndex) -> list[tuple[Share, ...]]:
     """For each of `texts`, each facet of `topic` with the IDF-weighted share of it the text holds (its best
     alternative's); facets too light to be a condition are left out."""
@@ -134,7 +141,8 @@ def facet_shares(topic: str, texts: list[str], index: LexicalIndex) -> list[tupl
         return [()] * len(texts)
     weight = {t: _idf(index, t) for f in parts for a in f.alternatives for t in a}
     parts = weighty(parts, weight)
-    tokenized = tokenize(texts)
+    # Each text also with its hyphens closed up: "pre-trained" holds "pretrained", "multi-view" "multiview".
+    tokenized = tokenize([f"{t} {_HYPHENATED.sub(_closed_up, t)}" if "-" in t else t for t in texts])
     vocabulary = {i: token for token, i in tokenized.vocab.items()}
     acronyms = {t for f in parts for a in f.alternatives for t in a if _ACRONYM.fullmatch(t)}
     shares = []

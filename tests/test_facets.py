@@ -87,6 +87,13 @@ def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
     assert dict(reps)["rl"] == 0.0
 
 
+def test_a_hyphenated_word_holds_its_closed_up_form(index):
+    (pre,) = facet_shares("pretrained encoders", ["We adapt pre-trained encoders to new tasks."], index)
+    assert pre[0][1] == 1.0
+    (neither,) = facet_shares("pretrained encoders", ["We adapt trained encoders to new tasks."], index)
+    assert neither[0][1] < 1.0
+
+
 def test_a_facet_too_light_to_carry_a_topic_is_no_condition(index):
     (labels,) = shares_of("learning with noisy labels for classification", ["labels"], index)
     assert [text for text, _ in labels] == ["noisy labels", "classification"]  # "learning" left out
