@@ -66,10 +66,14 @@ def abstention_text(sources: list[Source], settings: Settings, query: Query) -> 
     if query.is_topic and not any(holds_topic(s.facet_shares) for s in sources):  # the facet rule
         # The paper holding most of the topic's facets (the closest of those) shows what is missing.
         closest = max(by_closeness(sources), key=lambda s: facets_held(s.facet_shares))
-        lacks = missing_text(closest.facet_shares or ())
+        shares = closest.facet_shares or ()
+        where = f" from {query.venue or query.year}" if (query.venue or query.year) else ""
+        covers = "covers all of" if len(shares) > 1 else "covers"
+        unmentioned = bool(shares) and max(share for _, share in shares) == 0
+        lacks = missing_text(shares) or ("never mentions it" if unmentioned else "shares only some of its terms")
         return (
-            f"The indexed abstracts don't answer this: no paper found covers all of “{query.topic}”; the closest "
-            f"({closest.id}, {_judged(closest)}) {lacks or 'shares only some of its terms'}."
+            f"The indexed abstracts don't answer this: no paper{where} found {covers} “{query.topic}”; the closest "
+            f"({closest.id}, {_judged(closest)}) {lacks}."
         )
     if no_count_given(sources, query, _relevance_bar(sources, settings)):  # the count rule
         closest = by_closeness(sources)[0]

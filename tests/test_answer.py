@@ -162,7 +162,7 @@ def test_a_topic_no_paper_covers_is_abstained_on(seed_store, seed_settings):
     off = replace(seed_settings, reranker=False)  # the cosine path: the facet rule applies there too
     asked = ask("which papers study federated unlearning?", store, embedder, off)
     assert asked.abstained and asked.citations == []
-    assert "no paper found covers all of “federated unlearning”" in asked.answer
+    assert "no paper found covers “federated unlearning”" in asked.answer
     assert asked.sources[0].score > seed_settings.min_score  # the cosine threshold alone would have answered
     assert not ask("which papers study unlearning?", store, embedder, off).abstained
     assert not ask("which papers study federated learning?", store, embedder, off).abstained
@@ -242,7 +242,7 @@ def test_the_abstention_message_says_why():
     at_bar = [replace(paper("a", MIN, "We study federated learning."), facet_shares=(("federated unlearning", 0.4),))]
     topic = answer_from_sources("which papers study federated unlearning?", at_bar, extractive, SETTINGS)
     assert topic.abstained
-    assert "no paper found covers all of “federated unlearning”; the closest (a, 0.36)" in topic.answer
+    assert "no paper found covers “federated unlearning”; the closest (a, 0.36)" in topic.answer
     below = answer_from_sources(
         "which papers study federated unlearning?", [paper("a", 0.3, "x")], extractive, SETTINGS
     )

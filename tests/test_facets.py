@@ -158,6 +158,9 @@ def test_the_seed_store_abstains_on_a_compound_topic_and_answers_each_half(seed_
         assert asked.abstained and asked.citations == []
         assert "covers “graph neural networks” but not “drug discovery”" in asked.answer
         assert not ask("graph neural networks", store, embedder, settings).abstained
+    # a year restricts the search: the message says so ("no paper from 2025"), and a one-word topic is "covered"
+    restricted = ask("which 2025 papers study unlearning?", store, embedder, seed_settings)
+    assert restricted.abstained and "no paper from 2025 found covers “unlearning”" in restricted.answer
     # retrieval records the facets of a topic question on every source, and none for a question about a detail
     from rag.retrieval import retrieve
 
