@@ -122,7 +122,7 @@ def no_count_given(sources: list[Source], query: Query, relevance_bar: float) ->
     number of what it counts: a paper on games giving "two-player games" does not tell how many games Octax has."""
     if not query.counts:
         return False
-    relevant = [s for s in sources if (s.relevance if s.relevance is not None else 1.0) >= relevance_bar]
+    relevant = [s for s in sources if s.relevance is None or s.relevance >= relevance_bar]
     return not any(gives_count(query.counts, s.abstract or s.snippet) for s in relevant)
 
 

@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .lexical import query_terms, tokenize
-from .text import bm25_stopwords
 
 if TYPE_CHECKING:
     from .lexical import LexicalIndex
@@ -86,23 +85,25 @@ def _idf(index: LexicalIndex, term: str) -> float:
 
 
 # "llms" is held by a paper that writes "large language models", "gnns" by "graph neural networks": a short
-# question word is also held where the text spells it out as the initials of consecutive words (stopwords
-# skipped: "rlhf"). Three letters at least: "rl" would be "representation learning" as often as not.
+# question word is also held where the text spells it out as the initials of consecutive words, with the small
+# words or without them ("rlhf": reinforcement learning from human feedback; "moe": mixture of experts). Three
+# letters at least: "rl" would be "representation learning" as often as not.
 _ACRONYM = re.compile(r"[a-z]{3,5}")
 _TEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_SMALL_WORDS = frozenset("a an the of for from with and or in on to by via".split())
 
 
 def _spelled_out(acronyms: set[str], text: str) -> set[str]:
-    """The `acronyms` (stemmed query words such as "llms", "rl") that `text` writes out word by word."""
+    """The `acronyms` (stemmed query words such as "llms", "rlhf") that `text` writes out word by word."""
     if not acronyms:
         return set()
-    stopwords = set(bm25_stopwords())
-    words = _TEXT_WORD.findall(text.replace("-", " "))
-    initials = "".join(w[0].lower() for w in words if w.lower() not in stopwords)
+    words = [w.lower() for w in _TEXT_WORD.findall(text.replace("-", " "))]
+    every = "".join(w[0] for w in words)
+    content = "".join(w[0] for w in words if w not in _SMALL_WORDS)
     found = set()
     for acronym in acronyms:
         letters = acronym[:-1] if acronym.endswith("s") and len(acronym) > 3 else acronym
-        if len(letters) >= 3 and letters in initials:
+        if len(letters) >= 3 and (letters in every or letters in content):
             found.add(acronym)
     return found
 

@@ -14,6 +14,7 @@ from rag.evidence import Selector
 from rag.facets import FACET_BAR, facet_shares, facets, holds_topic, missing_text
 from rag.lexical import LexicalIndex
 from rag.query import parse
+from rag.rerank import load_calibration
 from rag.retrieval import Source
 
 # A small corpus of its own: the IDF weights come from these texts.
@@ -82,6 +83,11 @@ def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
     assert dict(llm)["llms"] == 1.0  # "large language models"
     (gnn,) = shares_of("gnns for molecules", ["gnn"], index)
     assert dict(gnn)["gnns"] == 1.0
+    # every letter counts, the last one too: "rlhf" is not "reinforcement learning with human preferences"
+    rlhf = facet_shares(
+        "rlhf", ["Reinforcement learning from human feedback.", "Reinforcement learning with human preferences."], index
+    )
+    assert [dict(shares)["rlhf"] for shares in rlhf] == [1.0, 0.0]
     # two letters are too few: "rl" would be "representation learning"
     (reps,) = shares_of("contrastive objectives for rl", ["reps"], index)
     assert dict(reps)["rl"] == 0.0
@@ -202,6 +208,12 @@ def test_a_count_question_no_relevant_paper_counts_is_abstained_on():
     other = paper("theory", 0.05, None, "We study equilibria of two-player games. We prove convergence.")
     assert weak_evidence([octax, other], settings, question)
     assert not weak_evidence([counted, other], settings, question)
+    # relevant means at the bar or above: a counting paper exactly at it answers, one just under does not
+    bar = load_calibration().relevance_bar
+    assert not weak_evidence([octax, replace(counted, id="c", relevance=bar)], settings, question)
+    assert weak_evidence([octax, replace(counted, id="c", relevance=bar - 0.01)], settings, question)
+    # the whole abstract is read, not only the best chunk shown as the snippet
+    assert not weak_evidence([replace(counted, snippet="Octax is a suite of games.")], settings, question)
     extractive = get_backend("extractive", settings, get_embedder(settings))
     answer = answer_from_sources(question, [octax, other], extractive, settings)
     assert answer.abstained and "none of the papers found gives a number of games" in answer.answer
