@@ -254,6 +254,13 @@ AREAS: dict[str, Area] = {
 
 # Mutants that cannot change behaviour, by key (see `Mutant.key`), with the reason.
 EQUIVALENT: dict[str, str] = {
+    "rag/facets.py:_spelled_out: return set() -> pass": (
+        "the early exit for no acronyms: the loop below then finds nothing and returns the same empty set"
+    ),
+    "rag/facets.py:weighty: return tuple(f for f in parts if _weight(f, weight) >= LIGHT_FACET * heaviest) -> "
+    "return tuple(f for f in parts if _weight(f, weight) > LIGHT_FACET * heaviest)": (
+        "a facet weighing exactly a third of the heaviest: sums of BM25 IDFs (logarithms) never meet that product"
+    ),
     "rag/answer.py:answer_from_sources: if tail and on_text: -> if tail or on_text:": (
         "adds only an on_text('') call when nothing is held at the end (a stream exists only with on_text)"
     ),

@@ -88,6 +88,9 @@ def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
         "rlhf", ["Reinforcement learning from human feedback.", "Reinforcement learning with human preferences."], index
     )
     assert [dict(shares)["rlhf"] for shares in rlhf] == [1.0, 0.0]
+    # a three-letter word ending in "s" is an acronym whole, not a plural: "gps"
+    (gps,) = facet_shares("gps traces", ["Global positioning system traces of vehicles."], index)
+    assert dict(gps)["gps traces"] == 1.0
     # two letters are too few: "rl" would be "representation learning"
     (reps,) = shares_of("contrastive objectives for rl", ["reps"], index)
     assert dict(reps)["rl"] == 0.0
@@ -98,6 +101,13 @@ def test_a_hyphenated_word_holds_its_closed_up_form(index):
     assert pre[0][1] == 1.0
     (neither,) = facet_shares("pretrained encoders", ["We adapt trained encoders to new tasks."], index)
     assert neither[0][1] < 1.0
+
+
+def test_a_topic_with_no_facet_holds_nothing_back(index):
+    # "which papers study methods?": every word is the research act's, so there is no condition to hold
+    assert facet_shares("methods", [TEXTS["gnn"], TEXTS["robust"]], index) == [(), ()]
+    assert facet_shares("graph neural networks", [], index) == []
+    assert holds_topic(())
 
 
 def test_a_facet_too_light_to_carry_a_topic_is_no_condition(index):
