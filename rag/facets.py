@@ -154,8 +154,8 @@ def facet_shares(topic: str, texts: list[str], index: LexicalIndex) -> list[tupl
 
 
 def _held_share(alternative: frozenset[str], held: set[str], weight: dict[str, float]) -> float:
-    total = sum(weight[t] for t in alternative)
-    return sum(weight[t] for t in alternative if t in held) / total if total else 0.0
+    # An alternative has a term (`facets` keeps no empty one) and every IDF is positive: the total is never 0.
+    return sum(weight[t] for t in alternative if t in held) / sum(weight[t] for t in alternative)
 
 
 # A paper holds a facet when it holds at least this share of it (by IDF weight), and answers a topic question

@@ -108,6 +108,8 @@ def test_a_topic_with_no_facet_holds_nothing_back(index):
     assert facet_shares("methods", [TEXTS["gnn"], TEXTS["robust"]], index) == [(), ()]
     assert facet_shares("graph neural networks", [], index) == []
     assert holds_topic(())
+    # the bar is inclusive
+    assert holds_topic((("a", FACET_BAR), ("b", 1.0))) and not holds_topic((("a", FACET_BAR - 0.01), ("b", 1.0)))
 
 
 def test_a_facet_too_light_to_carry_a_topic_is_no_condition(index):
