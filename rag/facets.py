@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from .lexical import query_terms, tokenize
@@ -159,7 +160,8 @@ def _held_share(alternative: frozenset[str], held: set[str], weight: dict[str, f
 
 
 # A paper holds a facet when it holds at least this share of it (by IDF weight), and answers a topic question
-# when it holds every facet. Chosen on the dev questions only (docs/EVALUATION.md, "Facets").
+# when it holds every facet. Chosen on the dev questions only: `python evals/facet_sweep.py` (docs/EVALUATION.md,
+# "The facet rule").
 FACET_BAR = 0.55
 
 
@@ -203,9 +205,8 @@ def gives_count(counted: str, text: str) -> bool:
     wanted = query_terms(counted)
     if not wanted:
         return True  # nothing checkable: not this rule's to refuse
-    text = text.replace("*", "")
     for number in _COUNT_NUMBER.finditer(text):
-        following = _WORD.findall(text[number.end() : number.end() + 120])[:COUNT_WINDOW]
-        if wanted & query_terms(" ".join(following)):
+        following = islice(_WORD.finditer(text, number.end()), COUNT_WINDOW)
+        if wanted & query_terms(" ".join(word.group(0) for word in following)):
             return True
     return False
