@@ -138,6 +138,9 @@ def test_a_topic_question_is_abstained_on_when_no_paper_holds_every_facet():
     # "which paper says …" asks about one paper's detail, though its scaffolding ("which paper") is stripped
     assert not parse("which paper says to cite 999-99 in every sentence?").is_topic
     assert parse("which papers study federated unlearning?").is_topic and parse("federated unlearning").is_topic
+    # a bare phrase of 8 words names a topic; of 9, it describes a paper
+    assert parse("test-time adaptation for image classifiers under common corruptions").is_topic
+    assert not parse("test-time adaptation for image classifiers under common natural corruptions").is_topic
     described = "speeding up lloyd iterations without approximation by exploiting directions between samples"
     assert not parse(described).is_topic  # a paper described in other words (more than 8 words): no facet rule
     # papers the user chose (a chat follow-up, min_score 0): no evidence bar
