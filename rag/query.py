@@ -150,8 +150,8 @@ def names_a_topic(question: str, search: str, wants_list: bool) -> bool:
 
 # -- what a count question counts --------------------------------------------------------------------------
 
-# "how many baselines was FeDaL compared against?" counts baselines: the noun phrase after "how many", up to the
-# verb, "and" or the end; the phrase's last word is what is counted.
+# "how many baselines was FeDaL compared against?" counts baselines: the words after "how many", up to an
+# auxiliary, "and", a preposition or the end.
 _COUNT = re.compile(
     r"\bhow\s+many\s+((?:(?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would|should|and|or|"
     r"in|on|of|for|with|per)\b)[\w\-]+\s*){1,4})",
@@ -160,9 +160,14 @@ _COUNT = re.compile(
 
 
 def counted_noun(question: str) -> str | None:
-    """What a "how many …?" question counts ("parameters", "datasets"), or None for any other question."""
+    """What a "how many …?" question counts ("parameters", "datasets"), or None for any other question: the
+    first plural in the words after "how many" ("how many benchmarks evaluate FedSal …" counts benchmarks), else
+    the first of them ("how many people …")."""
     match = _COUNT.search(question)
-    return match.group(1).split()[-1].lower() if match else None
+    if not match:
+        return None
+    words = [w.lower() for w in match.group(1).split()]
+    return next((w for w in words if len(w) > 3 and w.endswith("s") and not w.endswith("ss")), words[0])
 
 
 # -- coined names ---------------------------------------------------------------------------------------------

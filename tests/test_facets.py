@@ -196,6 +196,10 @@ def test_a_count_question_names_what_it_counts():
     assert parse("how many baselines was FeDaL compared against?").counts == "baselines"
     assert parse("how many PU methods and total evaluations does PU-Bench include?").counts == "methods"
     assert parse("on how many tabular datasets was NCA evaluated?").counts == "datasets"
+    # the first plural is what is counted, though a verb follows it unmarked
+    assert parse("how many benchmarks evaluate the saliency-aware clustering of FedSal?").counts == "benchmarks"
+    assert parse("how many MCP servers does MCP-Flow collect data from?").counts == "servers"
+    assert parse("how many people took part?").counts == "people"
     assert parse("how much does TRACE improve on COCO?").counts is None
     assert parse("which papers study unlearning?").counts is None
 
@@ -207,6 +211,7 @@ def test_a_count_is_a_number_followed_closely_by_what_is_counted():
     assert gives_count("methods", "an integrated framework of 18 state-of-the-art PU methods; and")
     assert gives_count("evaluations", "on 8 diverse datasets (**2,880** evaluations in total)")
     assert gives_count("tasks", "datasets spanning eight tasks")
+    assert gives_count("benchmarks", "experiments on thirteen molecular, protein, and social-network benchmarks")
     # a share, a ratio or a number far from the noun is no count of it
     assert not gives_count("parameters", "improves accuracy by 5% with fewer parameters")
     assert not gives_count("games", "a suite of Atari games running 14x faster")
