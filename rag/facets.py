@@ -5,8 +5,9 @@ mentions adversarial robustness does not answer it, however close its embedding 
 cross-encoder score: both reward the half that matches (docs/EVALUATION.md measures it). So a topic is cut into
 facets at the words that join two things ("of", "for", "in", "with", "and", ...), a facet's alternatives ("A or
 B", "A / B", "A (B)") are kept together, and a paper's share of a facet is the IDF-weighted share of the facet's
-stemmed terms it contains (the best alternative's): "federated unlearning" is mostly "unlearning" by weight, so a
-federated-learning paper holds little of it. A paper's facet coverage is its share of its least-held facet.
+stemmed terms it contains (the best alternative's), each word weighing by its rarity in the store: a paper on
+federated learning holds only part of "federated unlearning". A paper answers the topic when it holds every facet
+(`FACET_BAR`).
 
 Answering (rag.answer, rag.evidence) reads the coverage of topic questions only: a question about a detail
 is phrased in words the abstract need not use. One kind of detail question has a checkable answer, though: "how
