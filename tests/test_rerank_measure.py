@@ -131,3 +131,17 @@ def test_spearman():
     assert spearman(a, a * 10 + 3) == pytest.approx(1.0)
     assert spearman(a, -a) == pytest.approx(-1.0)
     assert spearman(np.array([1.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0])) == pytest.approx(1.0)
+
+
+def test_build_examples_hides_a_describe_querys_sentence_from_its_positive_only():
+    hidden = "We propose  DiVeQ, a quantizer."
+    pairs = [{"query": "a quantizer", "positive_id": "p", "negative_ids": ["n"], "kind": "describe", "hidden": hidden}]
+    texts = {
+        "p": "Title Codebooks collapse. We propose DiVeQ, a quantizer. It works.",
+        "n": "Other We propose DiVeQ, a quantizer.",
+    }
+    examples = sorted(build_examples(pairs, texts, max_pairs=None, negatives=1, seed=0), key=lambda e: -e[2])
+    assert examples == [
+        ("a quantizer", "Title Codebooks collapse. It works.", 1.0),
+        ("a quantizer", "Other We propose DiVeQ, a quantizer.", 0.0),
+    ]

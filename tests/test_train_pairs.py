@@ -282,3 +282,52 @@ def test_unknown_kind_is_refused(corpus, tmp_path, capsys):
         main(["--corpus", str(corpus), "--out", str(tmp_path / "out"), "--kinds", "title,conjuction"])
     assert exited.value.code == 2
     assert "--kinds takes a comma-separated subset of" in capsys.readouterr().err
+
+
+def test_describe_queries_are_what_the_paper_does_without_its_name_and_hide_their_sentence(corpus, tmp_path):
+    pairs, _, manifest = make(corpus, tmp_path / "out", "--kinds", "describe")
+    rows = {r["id"]: r for r in corpus_rows()}
+    assert pairs and {p["kind"] for p in pairs} == {"describe"} and manifest["kinds"] == {"describe": len(pairs)}
+    for pair in pairs:
+        row = rows[pair["positive_id"]]
+        name = row["title"].partition(":")[0]
+        assert pair["hidden"] in row["abstract"]  # the abstract sentence it came from, verbatim
+        assert name.lower() not in pair["query"] and pair["query"] == pair["query"].lower()
+        assert 6 <= len(pair["query"].split()) <= 24 and pair["positive_id"] not in pair["negative_ids"]
+    # "We study label noise in deep networks." leaves five words: too few to describe, so no query.
+    assert not {"P000", "P001"} & {p["positive_id"] for p in pairs}
+
+
+def test_describe_is_opt_in_and_leaves_the_other_kinds_as_they_were(corpus, tmp_path):
+    old, _, old_manifest = make(corpus, tmp_path / "old", "--seed", "7")
+    new, _, _ = make(corpus, tmp_path / "new", "--seed", "7", "--kinds", "title,keyword,area_keyword,template,describe")
+    assert "describe" not in old_manifest["kinds"]
+    assert [p for p in new if p["kind"] != "describe"] == old
+
+
+def test_a_description_needs_words_that_describe():
+    from collections import Counter
+
+    from train.pairs import Record, description
+
+    def record(abstract: str) -> Record:
+        return Record("x", "DiVeQ: Differentiable Vector Quantization", abstract, (), "")
+
+    titles = Counter({"diveq": 1})
+    # The name, the acronym in parentheses and the filler are gone; what is left says what the paper does.
+    query, hidden = description(
+        record(
+            "Codebooks are hard to train. In this work, we propose DiVeQ, a novel technique (DVQ) that treats "
+            "quantization as adding an error vector. It works."
+        ),
+        titles,
+    )
+    assert query == "technique that treats quantization as adding an error vector"
+    assert hidden.startswith("In this work, we propose DiVeQ")
+    # With no sentence saying what the paper does, the first one (the problem) is described.
+    query, hidden = description(record("Vector quantizers lose gradients at the snapping step. It works."), titles)
+    assert query == "vector quantizers lose gradients at the snapping step" and hidden.startswith("Vector quantizers")
+    # "We propose DiVeQ." leaves too few words to describe: no query.
+    assert (
+        description(record("Vector quantizers lose gradients at the snapping step. We propose DiVeQ."), titles) is None
+    )

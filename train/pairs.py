@@ -11,7 +11,9 @@ holds out a fixed slice of the rest for known-item checks, and writes for a samp
   specific keywords, and (for a query built from a keyword or a name) do not contain that keyword or name
   anywhere: the near-miss case. `--kinds` picks the kinds written; `conjunction` ("A for B" from two of the
   paper's keywords; negatives that hold A or B but not both; its lines also carry `"parts": [A, B]`) is written
-  only when named, so the default output is the same as before it existed;
+  only when named, so the default output is the same as before it existed; so is `describe` (the words after "we
+  propose" in the abstract as a description query; its lines carry `"hidden"`, the sentence the query came from,
+  which training removes from the positive's passage);
 - `heldout_ids.txt`: the held-out papers, one id a line (never a positive or a negative);
 - `manifest.json`: the arguments, the sha256 of every file read, the exclusions and the counts per kind.
 
@@ -36,8 +38,8 @@ from pathlib import Path
 from rag.errors import InputError, RagError
 
 REPO = Path(__file__).resolve().parent.parent
-KINDS = ("title", "keyword", "area_keyword", "template", "conjunction")
-# `conjunction` is opt-in (`--kinds`): the default run writes the same bytes as before it existed.
+KINDS = ("title", "keyword", "area_keyword", "template", "conjunction", "describe")
+# `conjunction` and `describe` are opt-in (`--kinds`): the default run writes the same bytes as before they existed.
 DEFAULT_KINDS = ("title", "keyword", "area_keyword", "template")
 DEFAULT_KNOWN_ITEMS = REPO / "evals" / "corpus_known_items.jsonl"
 SEED_MATCH = 0.8  # word-set Jaccard for a seed abstract that was edited after the corpus was collected
@@ -45,6 +47,18 @@ DEPTH = 30  # BM25 candidates looked at per query for negatives
 GENERIC_KEYWORD_DF = 300  # keywords on more papers than this ("large language models") make no keyword query
 CONJUNCTION_DEPTH = 200  # BM25 candidates looked at per conjunction query (the phrase checks keep few of them)
 CONJUNCTION_TRIES = 3  # keyword pairs of one paper tried before its conjunction query is dropped
+DESCRIBE_WORDS = 24  # a description query keeps at most this many words (the eval's paraphrases have 12-25)
+DESCRIBE_WINDOW = 150  # the described sentence must end within the abstract's first words the model reads
+# A sentence saying what the paper does ("we propose", "this paper introduces"); the words after the verb are
+# the description. Else the abstract's first sentence (the problem it addresses) is described.
+CONTRIBUTION = re.compile(
+    r"\b(?:we|this (?:paper|work|study))\s+(?:\w+ly\s+)?"
+    r"(?:propose|introduce|present|develop|design|study|investigate|show|prove|establish|analy[sz]e|demonstrate)s?\b"
+    r"(?:\s+that)?[\s,:]*",
+    re.IGNORECASE,
+)
+DESCRIBE_FILLER = {"a", "an", "the", "that", "which", "is", "are", "novel", "new", "here", "to"}
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 CONJUNCTION_WORD_DF = 500  # a one-word part in more titles + abstracts than this ("uncertainty") is too vague
 # How users join two topics; {a} and {b} are the paper's two keywords, in a seeded random order.
 CONJUNCTION_FORMS = (
@@ -315,6 +329,41 @@ def subject(title: str) -> str:
     return rest.strip() if colon and rest.strip() and len(head.split()) <= 3 else title
 
 
+def description(record: Record, title_counts: Counter) -> tuple[str, str] | None:
+    """A descriptive query for `record` and the abstract sentence it came from: the words after "we propose" (or
+    the like) in the first sentence that says what the paper does, else the first sentence, lowercased, without
+    the name the title introduces or any parenthesised acronym, cut to DESCRIBE_WORDS words. The sentence is
+    hidden from the positive passage in training (the inverse cloze task): the model must match the description
+    to the rest of the title and abstract, as with a user's paraphrase, not find the same words again."""
+    sentences = SENTENCE_END.split(" ".join(record.abstract.split()))
+    read = 0
+    chosen = None
+    for sentence in sentences:
+        read += len(sentence.split())
+        if read > DESCRIBE_WINDOW:
+            break
+        cue = CONTRIBUTION.search(sentence)
+        if cue:
+            chosen = (sentence, sentence[cue.end() :])
+            break
+    if chosen is None and sentences and len(sentences[0].split()) <= DESCRIBE_WINDOW:
+        chosen = (sentences[0], sentences[0])
+    if chosen is None:
+        return None
+    sentence, text = chosen
+    name = coined_name(record.title, title_counts)
+    if name:
+        text = re.sub(rf"\b{re.escape(name)}\b,?", " ", text)
+    text = re.sub(r"\s*\([^)]*\)", "", text)  # "(DiVeQ)", "(e.g., ...)"
+    text = re.sub(r"\\[a-z]+\{([^}]*)\}", r"\1", text).replace("$", "")  # "\textit{dynamic fortresses}"
+    words = text.strip(" ,;:.").split()[:DESCRIBE_WORDS]
+    while words and words[0].lower().strip(",") in DESCRIBE_FILLER:
+        words = words[1:]
+    if len(words) < 6:  # "we propose DiVeQ." leaves nothing that describes
+        return None
+    return " ".join(words).lower().rstrip(" ,;:."), sentence
+
+
 class Negatives:
     """BM25 (Lucene, stemmed, the rag's stopwords) over the training pool's titles and abstracts."""
 
@@ -498,6 +547,17 @@ def build(args: argparse.Namespace) -> dict:
             pairs.append(
                 {"query": query["query"], "positive_id": record.id, "negative_ids": mined, "kind": query["kind"]}
             )
+        if "describe" in args.kinds:
+            described = description(record, title_counts)
+            mined = negatives.mine(described[0], record, "", args.negatives) if described else []
+            if mined:
+                query, hidden = described
+                pairs.append(
+                    {"query": query, "positive_id": record.id, "negative_ids": mined, "kind": "describe"}
+                    | {"hidden": hidden}
+                )
+            elif described:
+                dropped["describe"] += 1
         if "conjunction" in args.kinds:
             pair, tried = negatives.conjunction(record, args.seed, args.negatives)
             if pair:
@@ -564,7 +624,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--kinds",
         default=",".join(DEFAULT_KINDS),
-        help=f"comma-separated query kinds to write, of {', '.join(KINDS)} (default: all but conjunction)",
+        help=f"comma-separated query kinds to write, of {', '.join(KINDS)} (default: {','.join(DEFAULT_KINDS)})",
     )
     args = parser.parse_args(argv)
     if args.limit < 0 or args.negatives < 1 or not 0 <= args.heldout_fraction < 1:

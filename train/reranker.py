@@ -52,7 +52,8 @@ def build_examples(
     """(query, passage, label) examples: the queries in a seeded random order, each giving its positive, up to
     `negatives` of its hard negatives and `random_negatives` papers drawn at random (the eval's candidates differ
     in topic, the hard negatives only in detail), until `max_pairs` examples; the result is shuffled with the same
-    seed. Only queries of `kinds` count when given. A query whose positive is not in `texts` is skipped, and so is
+    seed. A pair with `hidden` (a `describe` query) has that sentence removed from its positive's passage. Only
+    queries of `kinds` count when given. A query whose positive is not in `texts` is skipped, and so is
     a negative that is not. With `shares` (kind → share of `max_pairs`), each kind fills its own part of the cap
     (whole queries only) and only those kinds count. `tally`, when given, counts the examples per kind."""
     rng = random.Random(seed)
@@ -71,6 +72,8 @@ def build_examples(
         kind = pair.get("kind")
         if budget is not None and (kind not in budget or kind in full):
             continue
+        if pair.get("hidden"):  # a `describe` query: the sentence it came from is not in the positive's passage
+            positive = " ".join(positive.replace(" ".join(pair["hidden"].split()), " ").split())
         group = [(pair["query"], positive, 1.0)]
         group += [(pair["query"], texts[n], 0.0) for n in pair["negative_ids"][:negatives] if n in texts]
         drawn = [rng.choice(pool) for _ in range(random_negatives)]
