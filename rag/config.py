@@ -123,6 +123,12 @@ class Settings(BaseSettings):
         shown="the packaged one",
         same_row=True,
     )
+    query_encoder_model: Path | None = _setting(
+        None,
+        "embed questions with a query encoder of your own (a folder `python -m train.export_query` wrote; the "
+        "store is unchanged)",
+        shown="none: the documents' model",
+    )
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = _setting(
         0.365,

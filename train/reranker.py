@@ -221,6 +221,24 @@ def load_scorer(folder: Path):
     return scorer.eval()
 
 
+def warmup_then_decay(torch, optimizer, total_steps: int):
+    """The learning rate: linear warmup over the first 10% of the steps, then linear decay to zero."""
+    warmup = max(1, int(0.1 * total_steps))
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
+    )
+
+
+def training_step(torch, model, loss, optimizer, schedule) -> float:
+    """One update from `loss` (gradients clipped at norm 1); returns the loss."""
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
 def train(args: argparse.Namespace) -> dict:
     import torch
 
@@ -258,10 +276,7 @@ def train(args: argparse.Namespace) -> dict:
     optimizer = torch.optim.AdamW(
         [{"params": encoder_params, "lr": args.lr}, {"params": head_params, "lr": args.head_lr}], weight_decay=0.01
     )
-    warmup = max(1, int(0.1 * total_steps))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total_steps - step) / max(1, total_steps - warmup)))
-    )
+    schedule = warmup_then_decay(torch, optimizer, total_steps)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     deadline = time.time() + args.minutes * 60 if args.minutes else None
     seen, step, stopped, losses, running = 0, 0, False, [], []
@@ -286,15 +301,9 @@ def train(args: argparse.Namespace) -> dict:
             )
             labels = torch.tensor([label for _, _, label in batch])
             logits = model(**features).view(-1)
-            loss = loss_fn(logits, labels)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
+            running.append(training_step(torch, model, loss_fn(logits, labels), optimizer, schedule))
             seen += len(batch)
             step += 1
-            running.append(loss.item())
             if step % args.log_every == 0:
                 elapsed = time.time() - loop_started
                 losses.append({"step": step, "examples": seen, "loss": round(sum(running) / len(running), 4)})
