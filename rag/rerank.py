@@ -83,7 +83,9 @@ class Reranker:
             self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         except Exception as exc:  # onnxruntime and tokenizers raise their own types for an unreadable file
             raise ModelError(f"cannot load the reranker from {folder}: {str(exc).splitlines()[0]}") from exc
-        self.tokenizer.enable_truncation(max_length=self.max_length, strategy="only_second")
+        # longest_first cuts the passage alone, as the model was trained, for any question shorter than the
+        # window's remainder, and cuts a question longer than that too, where only_second raised an error.
+        self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.batch_size = batch_size

@@ -108,6 +108,26 @@ def test_the_reranker_puts_the_paper_on_the_topic_above_papers_sharing_its_words
     assert ids[int(logits.argmax())] == "003-11"
 
 
+def test_a_question_longer_than_the_models_window_is_answered(seed_store, seed_settings, seed_papers):
+    """A question of more tokens than the cross-encoder reads (128) is cut to fit, beside the passage, instead of
+    failing the whole ask; a question of ordinary length is scored exactly as the model was trained (only the
+    passage is cut)."""
+    from tokenizers import Tokenizer
+
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    long_question = "which papers study spiking neural networks " + "trained with surrogate gradients " * 40
+    answer = ask(long_question, store, embedder, seed_settings)
+    assert answer.sources and answer.sources[0].id == "002-15"
+
+    reranker = get_reranker()
+    trained = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+    trained.enable_truncation(max_length=reranker.max_length, strategy="only_second")
+    question, passage = "which papers study spiking neural networks?", seed_papers[0].abstract
+    assert reranker.tokenizer.encode(question, passage).ids == trained.encode(question, passage).ids
+
+
 def test_relevance_is_a_probability_and_orders_the_sources(seed_store, seed_settings):
     from rag.retrieval import retrieve
 

@@ -105,7 +105,7 @@ def export(args: argparse.Namespace) -> dict:
             [q for q, _ in pairs],
             [p for _, p in pairs],
             padding=True,
-            truncation="only_second",
+            truncation="longest_first",
             max_length=args.max_length,
             return_tensors="pt",
         )

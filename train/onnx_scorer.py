@@ -33,7 +33,8 @@ class OnnxCrossEncoder:
         )
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=max_length, strategy="only_second")
+        # as rag.rerank: a question longer than the window is cut too
+        self.tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
         self.tokenizer.enable_padding()
         self.batch_size = batch_size
 

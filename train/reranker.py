@@ -295,7 +295,7 @@ def train(args: argparse.Namespace) -> dict:
                 [q for q, _, _ in batch],
                 [p for _, p, _ in batch],
                 padding=True,
-                truncation="only_second",
+                truncation="longest_first",
                 max_length=args.max_length,
                 return_tensors="pt",
             )
