@@ -77,6 +77,16 @@ def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -
     return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
 
 
+def _best_for_each(names: tuple[str, ...], sources: list[Source]) -> list[Source]:
+    """For each name, the first of `sources` (best first) that names it."""
+    found: list[Source] = []
+    for name in names:
+        source = next((s for s in sources if _names_any((name,), f"{s.title or ''} {s.abstract or s.snippet}")), None)
+        if source is not None and source not in found:
+            found.append(source)
+    return found
+
+
 def _names_any(names: tuple[str, ...], text: str) -> bool:
     """Whether `text` writes one of the coined names, as a whole word, in any case."""
     return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) for name in names)
@@ -115,6 +125,11 @@ class Selector:
                 # on RWKU?" must not also quote a paper on unlearning in general.
                 named = [s for s in near if _names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
                 near = named or near
+                if len(query.names) > 1 and _SEVERAL.search(query.text):
+                    # "how do PURGE and Sharp MinMax differ?" is answered by a paper for each name, whatever the
+                    # second one's relevance: the question itself says which papers it is about. ("what does
+                    # PURGE reach on RWKU?" names a benchmark beside the method, and compares nothing.)
+                    near += [s for s in _best_for_each(query.names, sources) if s not in near]
         else:
             ratio = self.list_ratio if wants_list else self.detail_ratio
             near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]

@@ -45,3 +45,18 @@ def test_a_detail_answer_quotes_two_sentences_of_the_first_paper_in_the_abstract
 
 def test_a_paper_with_no_scored_sentence_is_quoted_by_its_snippet_without_brackets():
     assert quote(SOURCE, [], wants_list=True, first=True) == "Snippet (x)."
+
+
+@pytest.mark.parametrize(
+    ("question", "cited"),
+    [
+        ("How do PURGE and Sharp MinMax differ in how they perform unlearning?", {"001-02", "001-18"}),
+        ("compare CAMEL and SIIHPC for incomplete multi-view clustering", {"002-06", "004-05"}),
+        ("what does PURGE reach on RWKU?", {"001-02"}),  # a benchmark named beside the method: one paper
+    ],
+)
+def test_a_question_comparing_named_methods_cites_a_paper_for_each_name(seed_store, seed_settings, question, cited):
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    assert set(ask(question, store, embedder, seed_settings).citations) == cited
