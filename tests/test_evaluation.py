@@ -199,6 +199,25 @@ def test_heldout_question_set_is_well_formed(seed_papers):
     assert not {q.question.lower() for q in questions} & team
 
 
+def test_second_dev_set_is_well_formed_and_shares_nothing_with_the_reported_sets(seed_papers):
+    """evals/dev2.jsonl (calibration only): the same schema, gold ids that exist, no question or qid of
+    questions.jsonl or heldout.jsonl in it."""
+    from pathlib import Path
+
+    evals = Path(__file__).resolve().parent.parent / "evals"
+    questions = load_questions([evals / "dev2.jsonl"])
+    reported = load_questions([evals / "questions.jsonl", evals / "heldout.jsonl"])
+    ids = {p.id for p in seed_papers}
+    assert len(questions) >= 60 and all(q.qid.startswith("c") for q in questions)
+    assert len({q.qid for q in questions}) == len(questions)
+    assert {q.type for q in questions} == {"topic", "fact", "paraphrase", "multi", "unanswerable", "venue"}
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(not q.gold_ids for q in questions if q.type == "unanswerable")
+    assert all(q.gold_ids and q.rationale for q in questions if q.type != "unanswerable")
+    assert not {q.question.lower() for q in questions} & {q.question.lower() for q in reported}
+    assert not {q.qid for q in questions} & {q.qid for q in reported}
+
+
 # -- the dev/test split of evals/questions.jsonl ------------------------------------------------------------
 
 

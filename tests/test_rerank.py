@@ -184,7 +184,8 @@ def test_the_calibration_was_fitted_on_dev_questions_only():
     questions_file = REPO / "evals" / "questions.jsonl"
     split = load_split(split_file)
     test_qids = {q.qid for q in select_split(load_questions([questions_file]), "test", split)}
-    # the calibration code reads the dev part only ...
+    # the calibration code reads the dev part (and the extra dev sets it is given) only ...
+    assert not {q.qid for q in dev_questions(questions_file, split_file, [REPO / "evals" / "dev2.jsonl"])} & test_qids
     dev = dev_questions(questions_file, split_file)
     assert dev and not {q.qid for q in dev} & test_qids
     # ... and the shipped calibration says it was fitted on exactly that part of this split file
@@ -192,6 +193,7 @@ def test_the_calibration_was_fitted_on_dev_questions_only():
     assert shipped["fitted_on"]["part"] == "dev"
     assert set(shipped["fitted_on"]["qids"]) == {q.qid for q in dev}
     assert shipped["fitted_on"]["split_file_sha256"] == _sha256(split_file)
+    assert not shipped["fitted_on"].get("extra_files")  # dev alone (dev + dev2 measured: train/README.md)
     assert shipped["features"] == list(FEATURES)
 
 

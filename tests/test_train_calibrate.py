@@ -19,3 +19,27 @@ def test_the_abstention_sweep_counts_both_errors_at_each_bar():
     feasible = {b: s["abstention_accuracy"] for b, s in sweep.items() if s["false_abstains"] <= MAX_FALSE_ABSTAIN}
     assert max(feasible) == 0.3  # abstaining below 0.31 would lose the answerable 0.3
     assert middle_of_best(feasible) == 0.26  # bars 0.21-0.30 all catch one of the two: the upper middle
+
+
+def test_the_cite_sweep_retrieves_each_question_once_and_answers_as_without_the_memo(seed_store, seed_settings):
+    """The sweep varies only the citation bars, so train.calibrate keeps each retrieval; the answers must be the
+    ones the real pipeline gives without that memo, run after run."""
+    from rag.evaluation.questions import default_questions_file, load_questions
+    from rag.evaluation.run import run_eval
+    from rag.rerank import get_reranker
+    from train.calibrate import _run_with
+
+    store, embedder = seed_store
+    questions = [q for q in load_questions([default_questions_file()]) if q.qid in {"q002", "q049", "q070"}]
+    reranker = get_reranker(seed_settings)
+
+    def run():
+        return run_eval(questions, store, embedder, seed_settings, "hybrid", "extractive", 5)
+
+    def answers(result):
+        return [(r.qid, r.answer, r.citations, r.abstained) for r in result.questions]
+
+    retrieved: dict = {}
+    first, second = _run_with(reranker, run, retrieved), _run_with(reranker, run, retrieved)
+    assert len(retrieved) == len(questions)
+    assert answers(first) == answers(second) == answers(run())
