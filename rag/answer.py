@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .errors import LLMError
 from .facets import facets_held, gives_count, holds_topic, missing_text
-from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question
+from .query import MAX_QUESTION_CHARS, Query, as_query, clean_question, names_any
 from .retrieval import Retrieval, Source, retrieve
 
 if TYPE_CHECKING:
@@ -135,6 +135,15 @@ def abstained_by_rule(sources: list[Source], query: Query, relevance_bar: float)
     return query.is_topic and not any(holds_topic(s.facet_shares) for s in sources)
 
 
+def defined_by_a_source(query: Query | None, sources: list[Source]) -> bool:
+    """ "what is CAMEL?" is answered by a paper that names CAMEL, whatever its relevance: the cross-encoder and
+    MiniLM score a rare name low (CAMEL's own paper: relevance 0.25 under the bar 0.30), and a name that a paper
+    writes is a name that paper defines or uses."""
+    if query is None or not query.defines:
+        return False
+    return any(names_any((query.defines,), f"{s.title or ''} {s.abstract or s.snippet}") for s in sources)
+
+
 def _relevance_bar(sources: list[Source], settings: Settings) -> float:
     return calibration(settings).relevance_bar if sources and sources[0].relevance is not None else 0.0
 
@@ -148,7 +157,8 @@ def weak_evidence(sources: list[Source], settings: Settings, query: Query | str 
         return True
     if sources[0].relevance is not None:
         # The reranker's calibrated probability replaces the cosine threshold and its exact-term slack.
-        if settings.min_score > 0 and max(s.relevance or 0.0 for s in sources) < calibration(settings).relevance_bar:
+        below = max(s.relevance or 0.0 for s in sources) < calibration(settings).relevance_bar
+        if settings.min_score > 0 and below and not defined_by_a_source(query, sources):
             return True
     else:
         # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .facets import gives_count, holds_topic
-from .query import Query, as_query
+from .query import Query, as_query, names_any
 from .text import content_words, split_sentences, tidy_latex
 
 if TYPE_CHECKING:
@@ -81,15 +81,10 @@ def _best_for_each(names: tuple[str, ...], sources: list[Source]) -> list[Source
     """For each name, the first of `sources` (best first) that names it."""
     found: list[Source] = []
     for name in names:
-        source = next((s for s in sources if _names_any((name,), f"{s.title or ''} {s.abstract or s.snippet}")), None)
+        source = next((s for s in sources if names_any((name,), f"{s.title or ''} {s.abstract or s.snippet}")), None)
         if source is not None and source not in found:
             found.append(source)
     return found
-
-
-def _names_any(names: tuple[str, ...], text: str) -> bool:
-    """Whether `text` writes one of the coined names, as a whole word, in any case."""
-    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) for name in names)
 
 
 class Selector:
@@ -123,7 +118,7 @@ class Selector:
             if not wants_list and query.names:
                 # A question about a named method is answered by the papers that name it: "what does PURGE reach
                 # on RWKU?" must not also quote a paper on unlearning in general.
-                named = [s for s in near if _names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
+                named = [s for s in near if names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
                 near = named or near
                 if len(query.names) > 1 and _SEVERAL.search(query.text):
                     # "how do PURGE and Sharp MinMax differ?" is answered by a paper for each name, whatever the

@@ -185,6 +185,32 @@ def coined_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def names_any(names: tuple[str, ...], text: str) -> bool:
+    """Whether `text` writes one of the coined names, as a whole word, in any case."""
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) for name in names)
+
+
+# "what is CAMEL?", "what are QUANNs?", "MinPV - what is it", "what does STOD stand for?": the whole question asks
+# what one coined name is.
+_DEFINITION = re.compile(
+    r"^(?:what(?:'s|\s+is|\s+are)|define|explain)\s+(?:an?\s+|the\s+)?(?P<a>.+?)\s*\??$"
+    r"|^(?P<b>.+?)\s*[-–—:]+\s*what(?:'s|\s+is|\s+are)\s+(?:it|they|this|that)\s*\??$"
+    r"|^what\s+does\s+(?P<c>.+?)\s+stand\s+for\s*\??$",
+    re.I,
+)
+
+
+def defined_name(text: str) -> str | None:
+    """The coined name a question asks the meaning of ("what is CAMEL?" → "CAMEL"), else None."""
+    match = _DEFINITION.match(text.strip())
+    if not match:
+        return None
+    subject = next(g for g in match.groups() if g).strip()
+    names = coined_names(subject)
+    # "MinPV principle" asks about MinPV; "the best optimizer for transformers" names nothing.
+    return names[0] if len(names) == 1 and len(subject.split()) <= 3 else None
+
+
 # -- the parsed question -----------------------------------------------------------------------------------
 
 
@@ -202,6 +228,7 @@ class Query:
     terms: frozenset[str] = frozenset()  # content words of the question
     names: tuple[str, ...] = ()  # coined names and acronyms, as written
     counts: str | None = None  # what a "how many …?" question counts ("parameters"): a paper must give a number of it
+    defines: str | None = None  # the coined name a "what is X?" question asks about: a paper naming it answers
 
     @property
     def topic(self) -> str:
@@ -229,6 +256,7 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         terms=frozenset(content_words(text)),
         names=tuple(coined_names(text)),
         counts=counted_noun(filters.text),
+        defines=defined_name(filters.text),
     )
 
 

@@ -67,3 +67,19 @@ def test_the_question_is_cleaned_and_an_empty_one_refused():
     assert parse("  which\x00papers\tstudy   unlearning? ").text == "which papers study unlearning?"
     with pytest.raises(InputError, match="the question is empty"):
         parse(" \x00 \n ")
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("what is CAMEL?", "CAMEL"),
+        ("What are QUANNs", "QUANNs"),
+        ("MinPV principle - what is it", "MinPV"),
+        ("what does STOD stand for?", "STOD"),
+        ("what is the best optimizer for transformers?", None),  # no coined name
+        ("what is PURGE and how does it compare to Sharp MinMax?", None),  # more than the name's meaning
+        ("what zero-shot imagenet accuracy does PHyCLIP report?", None),  # a detail, not a definition
+    ],
+)
+def test_a_question_asking_what_a_coined_name_is_says_which_name(question, name):
+    assert parse(question).defines == name

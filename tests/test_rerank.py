@@ -165,6 +165,19 @@ def test_relevance_decides_abstention(seed_store, seed_settings):
     assert not chosen.abstained
 
 
+def test_a_coined_name_a_paper_writes_is_answered_by_that_paper_under_the_bar(seed_store, seed_settings):
+    """CAMEL's paper scores under the relevance bar for "what is CAMEL?" (MiniLM and the cross-encoder score rare
+    names low); a paper that writes the name answers. A name no paper writes is still abstained on."""
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    bar = load_calibration().relevance_bar
+    camel = ask("what is CAMEL?", store, embedder, seed_settings)
+    assert max(s.relevance for s in camel.sources) < bar
+    assert not camel.abstained and camel.citations == ["002-06"]
+    assert ask("what is Zorblax?", store, embedder, seed_settings).abstained
+
+
 def test_only_papers_at_the_cite_bar_are_cited(seed_store, seed_settings):
     from rag.answer import ask
 
