@@ -119,6 +119,9 @@ class Selector:
                 # A question about a named method is answered by the papers that name it: "what does PURGE reach
                 # on RWKU?" must not also quote a paper on unlearning in general.
                 named = [s for s in near if names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
+                if not named and query.defines:
+                    # "what is CAMEL?" was answered because a paper writes the name (rag.answer): that paper.
+                    named = _best_for_each((query.defines,), sources)
                 near = named or near
                 if len(query.names) > 1 and _SEVERAL.search(query.text):
                     # "how do PURGE and Sharp MinMax differ?" is answered by a paper for each name, whatever the

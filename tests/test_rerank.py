@@ -176,6 +176,9 @@ def test_a_coined_name_a_paper_writes_is_answered_by_that_paper_under_the_bar(se
     assert max(s.relevance for s in camel.sources) < bar
     assert not camel.abstained and camel.citations == ["002-06"]
     assert ask("what is Zorblax?", store, embedder, seed_settings).abstained
+    # the paper quoted is the one writing the name, not a higher-ranked one writing only "VQ-VAE"
+    vae = ask("what is a VAE?", store, embedder, seed_settings)
+    assert vae.sources[0].id == "000-01" and vae.citations == ["002-05"]
 
 
 def test_only_papers_at_the_cite_bar_are_cited(seed_store, seed_settings):
