@@ -435,6 +435,9 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0: any free one).")] = 8000,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
+    access_log: Annotated[
+        bool, typer.Option("--access-log/--no-access-log", help="A line per request on stderr (no query strings).")
+    ] = True,
 ) -> None:
     """Serve the web page, the JSON API and an OpenAI-compatible endpoint (/v1) over HTTP."""
     import socket
@@ -472,7 +475,9 @@ def serve(
         markup=False,
         soft_wrap=True,
     )
-    config = uvicorn.Config(create_app(papers, token, origins), log_level="warning", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        create_app(papers, token, origins, access_log=access_log), log_level="warning", timeout_graceful_shutdown=5
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

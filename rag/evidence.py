@@ -38,6 +38,29 @@ SENTENCE_EVIDENCE = 0.65
 # (score, position in the abstract, sentence)
 Scored = tuple[float, int, str]
 
+# "Code is available at https://github.com/…/SelKD." answers nothing but "where is the code?": 9% of the corpus's
+# abstracts end with one, and a paper's name inside the link makes it the closest sentence to "what is SelKD?".
+_LINK = re.compile(r"https?://\S+|\\(?:url|href)\{[^}]*\}(?:\{[^}]*\})?|\bgithub\.\S+|\S+\.github\.io\S*", re.I)
+_POINTING = re.compile(
+    r"\b(?:codes?|codebase|data|datasets?|models?|checkpoints?|weights|repositor(?:y|ies)|available|releas\w*|found|"
+    r"project|website|demos?|videos?|details|resources|library|implementation|open[- ]sourc\w*|public\w*|page|refer|"
+    r"visit|see)\b",
+    re.I,
+)
+_ASKS_FOR_LINK = re.compile(
+    r"\b(?:codes?|github|repositor(?:y|ies)|links?|url|website|available|releas\w*|download\w*)\b", re.I
+)
+POINTER_WORDS = 20  # longer sentences holding a link say something else as well
+
+
+def is_pointer(sentence: str) -> bool:
+    """Whether `sentence` only points to code, data or a project page."""
+    if not _LINK.search(sentence):
+        return False
+    rest = _LINK.sub(" ", sentence).split()
+    return len(rest) <= 3 or (bool(_POINTING.search(" ".join(rest))) and len(rest) <= POINTER_WORDS)
+
+
 # "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
 # adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay).
 _ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
@@ -85,6 +108,20 @@ def _best_for_each(names: tuple[str, ...], sources: list[Source]) -> list[Source
         if source is not None and source not in found:
             found.append(source)
     return found
+
+
+def _defining_first(name: str, ranked: list[Scored]) -> list[Scored]:
+    """`ranked` with the abstract's first sentence writing `name` moved to the front, and the sentence after it
+    second: "what is CAMEL?" is answered by "we propose … (CAMEL)", where an abstract introduces its name, and by
+    what it says next ("Specifically, CAMEL jointly learns …"), not by the sentences most similar to a three-word
+    question, which are those repeating the name ("… demonstrate the superior effectiveness of CAMEL")."""
+    writing = [r for r in ranked if names_any((name,), r[2])]
+    if not writing:
+        return ranked
+    first = min(writing, key=lambda r: r[1])
+    following = [r for r in ranked if r[1] == first[1] + 1]
+    front = [first, *following]
+    return [*front, *(r for r in ranked if r not in front)]
 
 
 class Selector:
@@ -144,7 +181,10 @@ class Selector:
         if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 
-        sentences = [(i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract))]
+        quotable = (lambda _: True) if _ASKS_FOR_LINK.search(query.text) else (lambda s: not is_pointer(s))
+        sentences = [
+            (i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract)) if quotable(s)
+        ]
         vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
         similarity = vectors[1:] @ vectors[0]
         question_words = set(query.terms)
@@ -157,6 +197,8 @@ class Selector:
         kept = []
         for i, source in enumerate(near):
             ranked = sorted(scored.get(i, []), key=lambda t: (-t[0], t[1]))
+            if query.defines:
+                ranked = _defining_first(query.defines, ranked)
             if i > 0 and ranked and not self._has_evidence(ranked[0], question_words):
                 continue  # close in embedding space, but no sentence of it speaks to the question
             kept.append((source, ranked))

@@ -102,16 +102,31 @@ def content_words(text: str) -> set[str]:
 _PLAIN_SPECIALS = re.compile(r"(?<!\\)([%&#])")
 
 
+# \url{…} and \href{…}{…}: pylatexenc leaves them as written, and a URL's "_" or "%" must not be read as LaTeX.
+_LATEX_LINK = re.compile(r"\\url\{([^{}]*)\}|\\href\{([^{}]*)\}(?:\{([^{}]*)\})?")
+
+
 def tidy_latex(text: str) -> str:
-    """Abstracts' LaTeX as readable text: "$\\tilde{O}(\\sqrt{d})$" → "Õ(√(d))", "98\\%" → "98%", "**b**" → "b"."""
+    """Abstracts' LaTeX as readable text: "$\\tilde{O}(\\sqrt{d})$" → "Õ(√(d))", "98\\%" → "98%", "**b**" → "b",
+    "\\href{https://…}{our site}" → "our site (https://…)"."""
     text = text.replace("**", "")
     if "\\" not in text and "$" not in text and "``" not in text:
         return text  # most sentences: no parse
+    links: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        url = match.group(1) or match.group(2)
+        label = match.group(3)
+        links.append(f"{label} ({url})" if label and label != url else url)
+        return f"LINK{len(links) - 1}X"
+
+    text = _LATEX_LINK.sub(hold, text)
     try:
-        return _latex_converter().latex_to_text(_PLAIN_SPECIALS.sub(r"\\\1", text))
+        text = _latex_converter().latex_to_text(_PLAIN_SPECIALS.sub(r"\\\1", text))
     except Exception:  # pylatexenc is lenient, but a quote must never fail: fall back to the common cases
         text = re.sub(r"\\([%&_#$])", r"\1", text).replace("``", "“").replace("''", "”")
-        return re.sub(r"\$([^$]{1,40})\$", r"\1", text)
+        text = re.sub(r"\$([^$]{1,40})\$", r"\1", text)
+    return re.sub(r"LINK(\d+)X", lambda m: links[int(m.group(1))], text) if links else text
 
 
 @functools.cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.evidence import CONTRIBUTION_MARGIN, _quote, quote
+from rag.evidence import CONTRIBUTION_MARGIN, _quote, is_pointer, quote
 from rag.retrieval import Source
 
 
@@ -60,3 +60,53 @@ def test_a_question_comparing_named_methods_cites_a_paper_for_each_name(seed_sto
 
     store, embedder = seed_store
     assert set(ask(question, store, embedder, seed_settings).citations) == cited
+
+
+@pytest.mark.parametrize(
+    ("question", "introduced"),
+    [
+        ("what is CAMEL?", "(CAMEL)"),  # "we propose ConstAnt degree Mtrix-drivEn … (CAMEL)", not its 3rd mention
+        ("what is UniCon?", "(UniCon)"),
+        ("what is PURGE?", "We introduce PURGE (Policy Unlearning through Relative Group Erasure)"),
+    ],
+)
+def test_what_is_a_name_quotes_the_sentence_introducing_it(seed_store, seed_settings, question, introduced):
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    answer = ask(question, store, embedder, seed_settings)
+    assert introduced in answer.answer.split("\n")[1]  # the first line quoted
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        r"The source code is available at: \href{https://github.com/machoshi/SelKD}",
+        "Code is available at https://github.com/WINTERWEEL/S4M.git.",
+        "Website: https://textgroundedtraj.github.io.",
+        r"Codes are available at \href{https://anonymous.4open.science/r/EvoMAS-DEF4}{EvoMAS}.",
+    ],
+)
+def test_a_sentence_only_pointing_to_code_is_a_pointer(sentence):
+    assert is_pointer(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We propose SelKD, which distills only the selected classes.",  # no link
+        "Despite its simplicity, xTED demonstrates superior performance in extensive simulation and "
+        "[real-robot experiments](https://xted24.github.io/xTED/).",  # a link inside a claim
+    ],
+)
+def test_a_claim_is_not_a_pointer(sentence):
+    assert not is_pointer(sentence)
+
+
+def test_a_code_link_is_quoted_only_when_the_question_asks_for_code(seed_store, seed_settings):
+    from rag.answer import ask
+
+    store, embedder = seed_store
+    assert "github.com/machoshi/SelKD" not in ask("What is SelKD?", store, embedder, seed_settings).answer
+    where = ask("where is the code for SelKD?", store, embedder, seed_settings).answer
+    assert "https://github.com/machoshi/SelKD" in where and "\\href" not in where

@@ -5,6 +5,7 @@ bad input, the token, 16 clients at once, and the OpenAI-compatible endpoint thr
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -177,6 +178,27 @@ def test_sixteen_clients_at_once_are_all_served(http, server):
     # measured latencies); far under this unless requests serialize badly or deadlock.
     assert elapsed < 120, f"16 concurrent asks took {elapsed:.0f} s"
     assert http.get("/healthz").status_code == 200  # and the server is still there
+
+
+def test_each_request_is_a_line_in_the_access_log_without_its_query(http, server):
+    http.post("/api/ask", json={"question": UNLEARNING})
+    http.get("/api/search", params={"q": "a private question", "k": 2})
+    http.get("/api/papers/nope")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "/api/papers/nope" not in server.log():
+        time.sleep(0.1)
+    log = server.log()
+    assert re.search(r"^\S+Z 127\.0\.0\.1 POST /api/ask 200 \d+ ms", log, re.M)
+    assert re.search(r"^\S+Z 127\.0\.0\.1 GET /api/search 200 \d+ ms", log, re.M)
+    assert re.search(r"^\S+Z 127\.0\.0\.1 GET /api/papers/nope 404 \d+ ms", log, re.M)
+    assert "private question" not in log  # the query string, a user's question, is not logged
+
+
+def test_no_access_log_when_asked(seed_store_dir):
+    with running_server(seed_store_dir, "--no-access-log") as quiet:
+        httpx.get(f"{quiet.url}/api/info", timeout=60)
+        time.sleep(0.5)
+        assert "/api/info" not in quiet.log() and "/healthz" not in quiet.log()
 
 
 def test_the_token_guards_the_api(seed_store_dir):

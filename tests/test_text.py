@@ -103,6 +103,10 @@ def test_the_lists_differ_as_each_was_tuned():
             "reaches 11% effectiveness on R&D task #3 with bold claims",
         ),
         (r"11% of $k$-NN queries", "11% of k-NN queries"),
+        # links: the address as written ("_" and "%" in it are not LaTeX), a labelled one with its label
+        (r"Code: \url{https://github.com/a_b/c%20d}.", "Code: https://github.com/a_b/c%20d."),
+        (r"see \href{https://x.io/p}{our site} for $k$-NN", "see our site (https://x.io/p) for k-NN"),
+        (r"at: \href{https://github.com/machoshi/SelKD}", "at: https://github.com/machoshi/SelKD"),
     ],
 )
 def test_quoted_sentences_show_latex_as_text(latex, shown):

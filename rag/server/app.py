@@ -188,8 +188,11 @@ async def _nothing() -> Message:
 # -- the app ------------------------------------------------------------------------------------------------
 
 
-def create_app(papers: Papers, token: str | None = None, cors_origins: list[str] | None = None) -> FastAPI:
-    """The app over `papers`. With `token`, every /api and /v1 request needs `Authorization: Bearer <token>`."""
+def create_app(
+    papers: Papers, token: str | None = None, cors_origins: list[str] | None = None, access_log: bool = False
+) -> FastAPI:
+    """The app over `papers`. With `token`, every /api and /v1 request needs `Authorization: Bearer <token>`; with
+    `access_log`, each request is a line on stderr (access_log.py)."""
     from contextlib import asynccontextmanager
 
     from .. import __version__
@@ -297,6 +300,10 @@ def create_app(papers: Papers, token: str | None = None, cors_origins: list[str]
             allow_headers=["Authorization", "Content-Type"],
         )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    if access_log:  # outermost: the time includes the body limit, and a refused body is logged too
+        from .access_log import AccessLog
+
+        app.add_middleware(AccessLog)
     return app
 
 
