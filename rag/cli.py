@@ -476,7 +476,9 @@ def serve(
         soft_wrap=True,
     )
     config = uvicorn.Config(
-        create_app(papers, token, origins, access_log=access_log), log_level="warning", timeout_graceful_shutdown=5
+        create_app(papers, token, origins, access_log=access_log, max_pending=settings.serve_max_pending),
+        log_level="warning",
+        timeout_graceful_shutdown=5,
     )
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -219,6 +219,11 @@ class Settings(BaseSettings):
     serve_cors_origins: str | None = _setting(
         None, "`rag serve`: origins allowed to call the API from a browser, comma-separated", shown="none (CORS off)"
     )
+    # 64 extractive answers queued on 2 cores are ~11 s of waiting (5.6 answers/s measured with 16 clients,
+    # docs/BENCHMARKS.md); past that a client is better told to retry than kept waiting behind the others.
+    serve_max_pending: Annotated[int, Floor(1)] = _setting(
+        64, "`rag serve`: questions answered or waiting at once; more get HTTP 503 with Retry-After"
+    )
 
     debug: bool = _setting(False, "show tracebacks for unexpected errors", shown="unset")
 

@@ -201,6 +201,35 @@ def test_no_access_log_when_asked(seed_store_dir):
         assert "/api/info" not in quiet.log() and "/healthz" not in quiet.log()
 
 
+def test_past_the_pending_limit_a_question_gets_503_and_retry_after(seed_store_dir):
+    """Two questions in flight (each waiting 3 s on the scripted LLM), a third and a fourth are refused at once with
+    a one-line 503 and Retry-After; health checks and paper lookups still answer; once the two are done, the next
+    question is answered."""
+    with ScriptedLLM(slow_seconds=3.0) as llm:
+        env = {"RAG_LLM_BASE_URL": llm.url, "RAG_LLM_MODEL": "slow", "RAG_SERVE_MAX_PENDING": "2"}
+        with running_server(seed_store_dir, "--no-access-log", **env) as limited:
+
+            def ask(_: int) -> httpx.Response:
+                with httpx.Client(base_url=limited.url, timeout=120) as client:
+                    return client.post("/api/ask", json={"question": UNLEARNING})
+
+            with ThreadPoolExecutor(2) as slow_pool:
+                slow = [slow_pool.submit(ask, i) for i in range(2)]
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and llm.answer_requests("slow") < 2:  # both wait on the LLM now
+                    time.sleep(0.05)
+                refused = [ask(i) for i in range(2)]
+                with httpx.Client(base_url=limited.url, timeout=30) as client:
+                    assert client.get("/healthz").status_code == 200
+                    assert client.get(f"/api/papers/{PURGE}").status_code == 200
+                answered = [future.result() for future in slow]
+            assert [r.status_code for r in answered] == [200, 200]
+            for response in refused:
+                assert response.status_code == 503 and response.headers["retry-after"] == "1"
+                assert "busy" in response.json()["error"] and "\n" not in response.json()["error"]
+            assert ask(0).status_code == 200  # the two finished: room again
+
+
 def test_the_token_guards_the_api(seed_store_dir):
     with (
         running_server(seed_store_dir, RAG_SERVE_TOKEN="s3cret-token") as guarded,

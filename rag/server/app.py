@@ -189,10 +189,15 @@ async def _nothing() -> Message:
 
 
 def create_app(
-    papers: Papers, token: str | None = None, cors_origins: list[str] | None = None, access_log: bool = False
+    papers: Papers,
+    token: str | None = None,
+    cors_origins: list[str] | None = None,
+    access_log: bool = False,
+    max_pending: int | None = None,
 ) -> FastAPI:
     """The app over `papers`. With `token`, every /api and /v1 request needs `Authorization: Bearer <token>`; with
-    `access_log`, each request is a line on stderr (access_log.py)."""
+    `access_log`, each request is a line on stderr (access_log.py); with `max_pending`, questions past that many in
+    flight get a 503 (admission.py)."""
     from contextlib import asynccontextmanager
 
     from .. import __version__
@@ -299,6 +304,10 @@ def create_app(
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    if max_pending is not None:
+        from .admission import Admission
+
+        app.add_middleware(Admission, limit=max_pending)
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     if access_log:  # outermost: the time includes the body limit, and a refused body is logged too
         from .access_log import AccessLog
