@@ -30,24 +30,138 @@ def clean_question(question: str) -> str:
 # "which papers study X?" → "X": the scaffolding carries no topic and drags every question's vector
 # towards the same generic "papers study" direction. Verbs may come in pairs ("propose or analyze").
 _VERB = (
-    r"(?:study|studies|studying|address|addresses|addressing|investigate|investigates|tackle|tackles|"
-    r"explore|explores|consider|considers|focus on|focuses on|look at|deal with|deals with|are about|"
-    r"is about|about|on|propose|proposes|use|uses|using|with|for|in|analy[sz]e|analy[sz]es|work with|"
-    r"works with|involve|involves|introduce|introduces|present|presents|apply|applies|develop|develops)"
+    r"(?:study|studies|studying|studied|address|addresses|addressing|addressed|investigate|investigates|"
+    r"investigated|tackle|tackles|tackled|explore|explores|explored|consider|considers|focus on|focuses on|"
+    r"look at|looked at|looking at|deal with|deals with|dealing with|are about|is about|about|on|regarding|"
+    r"concerning|related to|propose|proposes|proposed|use|uses|using|with|for|in|analy[sz]e|analy[sz]es|"
+    r"analy[sz]ed|work with|works with|worked on|work on|involve|involves|introduce|introduces|present|presents|"
+    r"apply|applies|develop|develops|published on|done on|written on|out there on|exists? on|is there on|"
+    r"are there on)"
 )
-_SCAFFOLD = re.compile(
-    r"^\s*(?:(?:which|what|are there|is there|any|list|find|show me|give me)\s+)?"
-    r"(?:the\s+|recent\s+|other\s+)*(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
-    r"(?:papers?|works?|studies|articles|publications)\s+"
-    r"(?:(?:that|which|do|does)\s+)?"
-    rf"(?:{_VERB}(?:\s+(?:or|and)\s+{_VERB})*\b)?\s*",
+# A request around the question, which says who asks or how politely, not what: "could you …", "I'm looking for
+# …", "recommend …", "tell me about …".
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:hi|hey|hello)\b[\s,!.]*)?(?:(?:please|pls|kindly)\s+)?"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:(?:find|show|give|get|list|recommend|suggest)\s+(?:me\s+)?)?"
+    r"|i(?:'m|\s+am)\s+(?:looking|searching)\s+for\s+"
+    r"|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+about)\s+)?"
+    r"|help\s+me\s+find\s+|do\s+you\s+(?:know|have)\s+(?:of\s+)?|tell\s+me\s+about\s+|point\s+me\s+to\s+"
+    r"|(?:recommend|suggest|search\s+for|look\s+for|get|pull\s+up)(?:\s+me)?\s+)",
     re.I,
 )
+# What names papers as such: "papers", "work", "the literature", "prior work".
+_PAPERS_NOUN = r"(?:papers?|works?|studies|research|articles|publications|literature|submissions)"
+_SCAFFOLD = re.compile(
+    r"^\s*(?:(?P<ask>what\s+has\s+been|has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|has\s+there\s+been|"
+    r"which|what|are\s+there|is\s+there|any|list|find|show|give|do|does|did)(?:\s+me)?\s+)?"
+    r"(?:(?:are|were)\s+)?(?:(?:the|some|any|a|recent|other|good|relevant|existing|prior|related|key|notable)\s+)*"
+    r"(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
+    rf"(?:(?P<noun>{_PAPERS_NOUN})\s+)?"
+    r"(?:(?:that|which|do|does|is|are|has\s+been|have\s+been|there)\s+)*"
+    rf"(?P<verb>{_VERB}(?:\s+(?:or|and)\s+{_VERB})*\b)?\s*",
+    re.I,
+)
+# Without a word naming papers, only these ask for papers by their verb: "has anyone studied X", "what has been
+# published on X" ("what is X" asks what X is, and keeps its words).
+_ASKS_FOR_WORK = re.compile(r"has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|what\s+has\s+been", re.I)
+# "X papers", "X papers pls": a bare topic, then the kind of thing wanted. ("X studies" and "X research" stay:
+# "case studies", "operations research".)
+_TAIL = re.compile(r"\s+(?:papers?|publications|articles|literature)(?:\s+(?:pls|please|plz))?\s*[?.!]*\s*$", re.I)
+
+
+# A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
+# "Give me an overview of the literature on X"): it names what it wants with one of these.
+_PAPER_REQUEST = re.compile(
+    r"\b(?:papers|works|research|literature|studies|articles|publications|refs|references|reads|reading\s+list|"
+    r"cite|survey|overview|state\s+of\s+the\s+art|sota|read\s+up|recommend\w*|suggest\w*|looking\s+for|"
+    r"searching\s+for|point\s+me|track\s+down|dig\s+up|work\s+(?:on|about|in|into|regarding|tackling|covering)|"
+    r"anyone|anybody|anything\s+on|(?:has|have)\s+been\s+(?:done|proposed|published|written))\b",
+    re.I,
+)
+# The words such a message wraps its topic in, stripped from either end of what is left once the scaffolding
+# above is gone. Longest first; only words that do not end a topic may end the message ("kernel methods",
+# "neural architecture search" keep theirs), and only words that do not start one may start it ("reading
+# comprehension", "state space models").
+_REQUEST_WORDS = (
+    "i'd like to see their papers|what should i start with|what should i read|what should i cite|should i read|"
+    "should i cite|state of the art|related work section|related work|would you mind|do you know of|do you know|"
+    "i'd like to|i would like to|i want to|i need to|i'm new to|i am new to|new to|read up on|read up|"
+    "learn about|know about|written about|track down|dig up|point me to|point me|help me|tell me about|"
+    "introduction to|intro to|overview of|survey of|looking for|searching for|search for|look for|out there|"
+    "so far|lately|recently|for my project|for my thesis|for my paper|"
+    "papers|paper|works|work|research|literature|studies|articles|article|publications|publication|refs|"
+    "references|reads|reading|resources|material|approaches|methods|techniques|anything|something|stuff|"
+    "i'm|im|i|me|my|we|our|you|your|can|could|would|will|should|shall|do|does|did|is|are|was|were|has|have|"
+    "had|been|there's|there|it's|it|what's|what|which|who|whom|where|how|any|some|a|an|the|of|on|about|in|"
+    "into|to|for|from|regarding|concerning|around|related|covering|discussing|addressing|tackling|"
+    "investigating|studying|exploring|examining|that|this|these|those|much|many|lots|please|pls|plz|thanks|"
+    "thank|kindly|hi|hey|hello|also|just|really|good|great|best|relevant|recent|existing|prior|previous|key|"
+    "main|important|seminal|notable|influential|background|find|show|give|get|list|recommend|suggest|"
+    "searching|seeking|collect|gather|read|learn|understand|know|survey|cite|start|mind|need|want|like|see|"
+    "tell|overview|sota|exist|exists|available|done|published|written|writing|worked|working|and|or|with|by|"
+    "anyone|anybody|people|proposed|suggesting|address|addresses|cover|covers|discuss|discusses|tackle|tackles|"
+    "investigate|investigates|study|explore|explores|examine|examines|so|far"
+)
+# Words that may close a message but also end topics, kept at the end: "kernel methods", "case studies",
+# "operations research".
+_NOT_LAST = frozenset(
+    "approaches methods techniques studies research reading search learning work works material".split()
+)
+# Words that may open a message but also start topics, kept at the start: "reading comprehension".
+_NOT_FIRST = frozenset(["reading"])
+_REQUEST_PHRASES = frozenset(_REQUEST_WORDS.split("|"))
+_LONGEST_PHRASE = max(len(phrase.split()) for phrase in _REQUEST_PHRASES)
+_TOKEN = re.compile(r"[\w'-]+")
+
+
+def _request_words_trimmed(text: str) -> str:
+    """`text` less the request words and phrases at either end, longest first."""
+    tokens = list(_TOKEN.finditer(text.replace("’", "'")))
+    words = [t.group(0).lower() for t in tokens]
+
+    def phrase_at(i: int, forwards: bool) -> int:
+        """The length of the longest request phrase starting (forwards) or ending (backwards) at word i; 0: none."""
+        for n in range(_LONGEST_PHRASE, 0, -1):
+            span = words[i : i + n] if forwards else words[max(0, i - n + 1) : i + 1]
+            if len(span) == n and " ".join(span) in _REQUEST_PHRASES:
+                return n
+        return 0
+
+    first = 0
+    while first < len(words) and (n := phrase_at(first, True)):
+        if n == 1 and words[first] in _NOT_FIRST:
+            break
+        first += n
+    last = len(words) - 1
+    while last >= first and (n := phrase_at(last, False)):
+        # "kernel methods" keeps its last word; "the existing methods" does not
+        if n == 1 and words[last] in _NOT_LAST and not (last > first and phrase_at(last - 1, False)):
+            break
+        last -= n
+    if last < first:
+        return ""
+    return text[tokens[first].start() : tokens[last].end()]
+
+
+def _scaffolding_removed(question: str) -> str:
+    """The question without the request and the scaffolding around its topic."""
+    text = _LEAD_IN.sub("", question, count=1)
+    scaffold = _SCAFFOLD.match(text)
+    asks_for_work = scaffold and scaffold.group("ask") and _ASKS_FOR_WORK.fullmatch(scaffold.group("ask"))
+    if scaffold and (scaffold.group("noun") or (asks_for_work and scaffold.group("verb"))):
+        text = text[scaffold.end() :]
+    elif not _ASKS.match(text):
+        text = _TAIL.sub("", text)
+    if _PAPER_REQUEST.search(question):
+        trimmed = _request_words_trimmed(text)
+        text = trimmed if len(trimmed) >= 3 else text
+    return text.strip(" ?.!,;:")
 
 
 def search_text(question: str) -> str:
-    """The part of a question worth embedding: scaffolding such as "which papers study" removed."""
-    stripped = _SCAFFOLD.sub("", question, count=1).strip(" ?.!")
+    """The part of a question worth embedding: the request and scaffolding around the topic removed ("could you
+    find papers on X?", "has anyone studied X", "X papers pls" → "X")."""
+    stripped = _scaffolding_removed(question)
     return stripped if len(stripped) >= 3 else question
 
 
@@ -124,9 +238,30 @@ _LIST_QUESTION = re.compile(
 )
 
 
+# "is there work on X?", "any research on X", "what has been published on X", "has anyone studied X?": papers in
+# general, asked for with a mass noun or none.
+_WORK_IN_GENERAL = re.compile(
+    r"^\s*(?:(?:(?:is|are)\s+there|any|find|show|give|what|which)(?:\s+me)?\s+)?"
+    r"(?:(?:the|some|any|recent|prior|existing|relevant)\s+)*(?:work|research|literature)\s+"
+    r"(?:on|about|regarding|concerning|related\s+to|in|exists?\s+on|is\s+there\s+on|has\s+been\s+done\s+on)\b"
+    r"|^\s*(?:has|have|did|does)\s+(?:anyone|anybody|people)\b|^\s*what\s+has\s+been\s+(?:published|done|written)\b",
+    re.I,
+)
+
+
+# "which paper …", "the paper that …": one paper, however the rest is worded.
+_ONE_PAPER_ASKED = re.compile(r"\b(?:which|what|the|a|one)\s+(?:\w+\s+)?paper\b(?!s)", re.I)
+
+
 def asks_for_list(question: str) -> bool:
     """Whether the answer is a list of papers (one line each) rather than what one paper says."""
-    return bool(_LIST_QUESTION.search(question))
+    text = _LEAD_IN.sub("", question, count=1)
+    return bool(
+        _LIST_QUESTION.search(text)
+        or _WORK_IN_GENERAL.search(text)
+        or (_PAPER_REQUEST.search(text) and not _ONE_PAPER_ASKED.search(text))
+        or (not _ASKS.match(text) and _TAIL.search(text) and not re.search(r"\bpaper\b", text[-12:], re.I))
+    )
 
 
 # A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
@@ -143,9 +278,11 @@ def names_a_topic(question: str, search: str, wants_list: bool) -> bool:
     """Whether the question names a topic (a list question, or a bare short phrase) rather than asking about a
     detail ("which paper says to cite X?": its scaffolding removed, the rest is no topic) or describing one paper
     in its own words."""
-    if wants_list:
-        return True
-    return not _ASKS.match(question) and not _ASKS.match(search) and len(search.split()) <= TOPIC_WORDS
+    if wants_list and _LIST_QUESTION.search(question):
+        return True  # "which papers study X", however many alternatives X lists
+    if len(search.split()) > TOPIC_WORDS:
+        return False  # "is there work on replacing plain adding-up … with a learned power-mean-like average": a paper
+    return wants_list or (not _ASKS.match(question) and not _ASKS.match(search))
 
 
 # -- what a count question counts --------------------------------------------------------------------------
@@ -252,7 +389,7 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
         wants_list=wants_list,
-        is_topic=names_a_topic(filters.text, search, wants_list),
+        is_topic=names_a_topic(_LEAD_IN.sub("", filters.text, count=1), search, wants_list),
         terms=frozenset(content_words(text)),
         names=tuple(coined_names(text)),
         counts=counted_noun(filters.text),

@@ -83,3 +83,46 @@ def test_the_question_is_cleaned_and_an_empty_one_refused():
 )
 def test_a_question_asking_what_a_coined_name_is_says_which_name(question, name):
     assert parse(question).defines == name
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is there work on hyperbolic embeddings?",
+        "has anyone studied hyperbolic embeddings?",
+        "what has been published on hyperbolic embeddings?",
+        "I am looking for papers on hyperbolic embeddings",
+        "could you recommend some papers on hyperbolic embeddings?",
+        "I'm writing a related work section on hyperbolic embeddings, what should I cite?",
+        "Give me an overview of the literature on hyperbolic embeddings",
+        "hyperbolic embeddings papers pls",
+        "do any papers study hyperbolic embeddings?",
+    ],
+)
+def test_a_request_for_papers_in_other_words_is_read_as_which_papers_study(question):
+    query = parse(question)
+    assert (query.search, query.wants_list, query.is_topic) == ("hyperbolic embeddings", True, True)
+
+
+@pytest.mark.parametrize(
+    ("question", "search"),
+    [
+        ("papers on kernel methods", "kernel methods"),  # a request word that ends a topic stays
+        ("operations research papers", "operations research"),
+        ("reading comprehension papers", "reading comprehension"),
+        ("papers on neural architecture search", "neural architecture search"),
+        ("what is DiVeQ?", "what is DiVeQ"),  # no request for papers: nothing trimmed
+        ("does PURGE use RWKU?", "does PURGE use RWKU"),
+    ],
+)
+def test_trimming_a_request_keeps_the_topic_whole(question, search):
+    assert parse(question).search == search
+
+
+def test_a_long_description_asked_for_as_work_is_not_a_topic():
+    """ "is there work on <a paper described in 25 words>" describes a paper: the facet rule is not for it."""
+    query = parse(
+        "is there work on replacing plain adding-up or taking-the-max over an order-free bag of elements with a "
+        "learned power-mean-like average?"
+    )
+    assert query.wants_list and not query.is_topic

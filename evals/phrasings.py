@@ -1,0 +1,80 @@
+"""Whether a topic asked for in other words gets the answer "which papers study <topic>?" gets.
+
+    python evals/phrasings.py --store /tmp/seeds evals/phrasings_dev.txt [evals/phrasings_heldout2.txt …]
+
+Each line of a phrasing file is a request for papers with `{topic}` in it ("has anyone studied {topic}?", "I'm
+writing a related work section on {topic}, what should I cite?"). For eight topics the seeds cover, each request
+is parsed (`rag.query.parse`) and answered (`Papers.ask`, extractive); printed per file: the share parsed as the
+canonical question is (same search text, a list, a topic) and the share citing exactly the canonical answer's
+papers, with the templates that miss. phrasings_dev.txt was written with the parser's request words;
+phrasings_heldout.txt and phrasings_heldout2.txt were written by helpers who saw no code (docs/EVALUATION.md says
+which was looked at when).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TOPICS = (
+    "machine unlearning",
+    "multi-view clustering",
+    "spiking neural networks",
+    "hyperbolic embeddings",
+    "knowledge distillation",
+    "diffusion models",
+    "contrastive learning",
+    "implicit neural representations",
+)
+
+
+def canonical(topic: str) -> str:
+    return f"which papers study {topic}?"
+
+
+def main(argv: list[str] | None = None) -> None:
+    from rag import Papers
+    from rag.query import parse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--verbose", action="store_true", help="list the templates that miss")
+    args = parser.parse_args(argv)
+
+    papers = Papers(store=args.store)
+    expected = {t: (parse(canonical(t)).search.lower(), papers.ask(canonical(t)).citations) for t in TOPICS}
+    for path in args.files:
+        templates = [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        parsed = same = 0
+        missed: dict[str, str] = {}
+        for template in templates:
+            for topic in TOPICS:
+                question = template.replace("{topic}", topic)
+                query = parse(question)
+                search, citations = expected[topic]
+                if query.search.lower() == search and query.wants_list and query.is_topic:
+                    parsed += 1
+                else:
+                    missed.setdefault(template, f"read as {query.search!r}")
+                if papers.ask(question).citations == citations:
+                    same += 1
+                else:
+                    missed.setdefault(template, "other citations")
+        n = len(templates) * len(TOPICS)
+        print(
+            f"{path.name}: {len(templates)} requests x {len(TOPICS)} topics: parsed as the canonical question "
+            f"{parsed}/{n} ({parsed / n:.3f}); same citations {same}/{n} ({same / n:.3f})"
+        )
+        if args.verbose:
+            for template, why in missed.items():
+                print(f"  {template}  ({why})")
+
+
+if __name__ == "__main__":
+    main()
