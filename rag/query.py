@@ -70,10 +70,11 @@ _TAIL = re.compile(r"\s+(?:papers?|publications|articles|literature)(?:\s+(?:pls
 
 
 # A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
-# "Give me an overview of the literature on X"): it names what it wants with one of these.
+# "Give me an overview of the literature on X"): it names what it wants with one of these. Not "sota" or "state
+# of the art": "what balanced accuracy do sota llms get on …" asks a detail.
 _PAPER_REQUEST = re.compile(
     r"\b(?:papers|works|research|literature|studies|articles|publications|refs|references|reads|reading\s+list|"
-    r"cite|survey|overview|state\s+of\s+the\s+art|sota|read\s+up|recommend\w*|suggest\w*|looking\s+for|"
+    r"(?:should|to|can)\s+i\s+cite|survey\s+(?:of|the)|overview\s+of|read\s+up|recommend\w*|suggest\w*|looking\s+for|"
     r"searching\s+for|point\s+me|track\s+down|dig\s+up|work\s+(?:on|about|in|into|regarding|tackling|covering)|"
     r"anyone|anybody|anything\s+on|(?:has|have)\s+been\s+(?:done|proposed|published|written))\b",
     re.I,

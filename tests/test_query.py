@@ -113,10 +113,16 @@ def test_a_request_for_papers_in_other_words_is_read_as_which_papers_study(quest
         ("papers on neural architecture search", "neural architecture search"),
         ("what is DiVeQ?", "what is DiVeQ"),  # no request for papers: nothing trimmed
         ("does PURGE use RWKU?", "does PURGE use RWKU"),
+        # a detail asked about sota models is not a request for papers
+        (
+            "what balanced accuracy do sota llms get on vulnerability detection",
+            "what balanced accuracy do sota llms get on vulnerability detection",
+        ),
     ],
 )
 def test_trimming_a_request_keeps_the_topic_whole(question, search):
     assert parse(question).search == search
+    assert not parse(question).wants_list or "papers" in question
 
 
 def test_a_long_description_asked_for_as_work_is_not_a_topic():
