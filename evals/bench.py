@@ -131,15 +131,15 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     import numpy as np
     from chromadb.api.client import SharedSystemClient
 
-    from rag.answer import ask
     from rag.embedding import get_embedder
-    from rag.lexical import _loaded
-    from rag.retrieval import retrieve
+    from rag.lexical import clear_cache
+    from rag.pipeline import Pipeline
+    from rag.query import parse
     from rag.store import Store
 
     # A `rag ingest` subprocess has just written this store: drop the in-process client's stale caches.
     SharedSystemClient.clear_system_cache()
-    _loaded.clear()
+    clear_cache()
     store, embedder = Store(settings), get_embedder(settings)
     collection = store.collection()
     # Paged: one get of ~90k rows exceeds SQLite's variable limit ("too many SQL variables").
@@ -161,19 +161,25 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     # "reranked" is the default search (hybrid, then the cross-encoder over the fused candidates); "hybrid" and
     # "dense" are the retrievers alone (RAG_RERANKER=off), so the reranker's cost is the difference.
     plain = replace(settings, reranker=False)
-    variants = {"reranked": (settings, "hybrid"), "hybrid": (plain, "hybrid"), "dense": (plain, "dense")}
+    pipelines = {
+        "default": Pipeline(store, embedder, settings),
+        "reranker_off": Pipeline(store, embedder, plain),
+        "spelling_off": Pipeline(store, embedder, replace(settings, spelling=False)),
+    }
+    default, unranked = pipelines["default"], pipelines["reranker_off"]
+    variants = {"reranked": (default, "hybrid"), "hybrid": (unranked, "hybrid"), "dense": (unranked, "dense")}
     timings: dict[str, list[float]] = {"floor": [], "reranked": [], "hybrid": [], "dense": [], "ask": []}
     for q in questions:  # warm-up: the models, the BM25 index, Chroma's caches
-        retrieve(q, store, embedder, settings, mode="hybrid")
+        default.retrieve(parse(q), mode="hybrid")
         floor(q)
     # The floor runs in its own pass: interleaved, its scan of the whole vector matrix (141 MB at 31.5k papers)
     # evicted the store's and the BM25 index's pages from the CPU caches before every product query, which no
     # real process does (measured: hybrid p50 26.3 ms interleaved against ~17 ms alone, same code and store).
     for _ in range(rounds):
         for q in questions:
-            for name, (variant, mode) in variants.items():
+            for name, (pipeline, mode) in variants.items():
                 started = time.perf_counter()
-                retrieve(q, store, embedder, variant, mode=mode)
+                pipeline.retrieve(parse(q), mode=mode)
                 timings[name].append((time.perf_counter() - started) * 1000)
     for _ in range(rounds):
         for q in questions:
@@ -182,7 +188,7 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
             timings["floor"].append((time.perf_counter() - started) * 1000)
     for q in questions[:40]:
         started = time.perf_counter()
-        ask(q, store, embedder, settings, "extractive")
+        default.answer(parse(q), backend="extractive")
         timings["ask"].append((time.perf_counter() - started) * 1000)
     known_ids = {item["gold_ids"][0] for item in known_items}
     result = {
@@ -194,14 +200,14 @@ def latency_at_size(settings, questions: list[str], known_items: list[dict], rou
     if known_items:
         typos = [t for t in map(json.loads, (HERE / "corpus_typos.jsonl").open()) if t["gold_ids"][0] in known_ids]
         for items, prefix in ((known_items, "known_item"), (typos, "typo_item")):
-            for suffix, variant in (
-                ("", settings),
-                ("_reranker_off", plain),
-                ("_spelling_off", replace(settings, spelling=False)),
+            for suffix, pipeline in (
+                ("", default),
+                ("_reranker_off", unranked),
+                ("_spelling_off", pipelines["spelling_off"]),
             ):
                 hits1 = hits5 = 0
                 for item in items:
-                    ranked = [s.id for s in retrieve(item["question"], store, embedder, variant, k=5).sources]
+                    ranked = [s.id for s in pipeline.retrieve(parse(item["question"]), k=5).sources]
                     hits1 += ranked[:1] == item["gold_ids"][:1]
                     hits5 += item["gold_ids"][0] in ranked
                 result[f"{prefix}_recall@1{suffix}"] = round(hits1 / max(1, len(items)), 3)

@@ -18,7 +18,9 @@ from pathlib import Path
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.evaluation import default_questions_file, load_questions, percentile
-from rag.retrieval import RETRIEVERS, retrieve
+from rag.pipeline import Pipeline
+from rag.query import parse
+from rag.retrieval import RETRIEVERS
 from rag.store import Store
 
 
@@ -32,16 +34,17 @@ def main() -> None:
     if args.store:
         settings = replace(settings, store=args.store)
     store, embedder = Store(settings), get_embedder(settings)
+    pipeline = Pipeline(store, embedder, settings)
     questions = [q.question for q in load_questions([default_questions_file()])]
     for mode in RETRIEVERS:  # warm-up: model session, lexical index, Chroma caches
         for q in questions:
-            retrieve(q, store, embedder, settings, k=args.k, mode=mode)
+            pipeline.retrieve(parse(q), k=args.k, mode=mode)
     timings: dict[str, list[float]] = {mode: [] for mode in RETRIEVERS}
     for _ in range(args.rounds):
         for q in questions:
             for mode in RETRIEVERS:
                 started = time.perf_counter()
-                retrieve(q, store, embedder, settings, k=args.k, mode=mode)
+                pipeline.retrieve(parse(q), k=args.k, mode=mode)
                 timings[mode].append((time.perf_counter() - started) * 1000)
     dense_p50 = statistics.median(timings["dense"])
     rows = {

@@ -1,4 +1,4 @@
-"""Sweep the facet bar (rag.facets.FACET_BAR) on the dev questions: the command behind the bar's value.
+"""Sweep the facet bar (`Policy.facet_bar`) on the dev questions: the command behind the bar's value.
 
     python evals/facet_sweep.py --store SEED_STORE [--part dev] [--bars 0.45,0.5,0.55,0.6,0.65]
 
@@ -28,11 +28,12 @@ def main() -> None:
     parser.add_argument("--bars", default="0.45,0.5,0.55,0.6,0.65")
     args = parser.parse_args()
 
-    from rag import facets
     from rag.config import Settings
     from rag.embedding import get_embedder
     from rag.evaluation.questions import load_questions, load_split, select_split
     from rag.evaluation.run import run_eval
+    from rag.pipeline import Pipeline
+    from rag.policy import Policy
     from rag.store import Store
 
     questions = select_split(
@@ -42,9 +43,10 @@ def main() -> None:
     store, embedder = Store(settings), get_embedder(settings)
     print("| bar | citation precision | citation recall | citation F1 | abstention accuracy | false abstains |")
     print("|---|---|---|---|---|---|")
+    policy = Policy.from_settings(settings)
     for bar in (float(b) for b in args.bars.split(",")):
-        facets.FACET_BAR = bar
-        run = run_eval(questions, store, embedder, settings, "hybrid", "extractive", 5)
+        pipeline = Pipeline(store, embedder, settings, policy=replace(policy, facet_bar=bar))
+        run = run_eval(questions, store, embedder, settings, "hybrid", "extractive", 5, pipeline=pipeline)
         row = [mean([r.metrics.get(m) for r in run.questions]) for m in METRICS]
         print(f"| {bar:.2f} | " + " | ".join(f"{v:.3f}" for v in row) + " |", flush=True)
 

@@ -4,7 +4,7 @@
         [--out results.json]
 
 For every question of evals/questions.jsonl (dev and test parts, evals/split.json) and evals/heldout.jsonl: the
-default hybrid retriever's top `--k` papers (rag.retrieval.retrieve, as `rag search` gets them), then the same
+default hybrid retriever's top `--k` papers (`Pipeline.retrieve`, as `rag search` gets them), then the same
 papers reordered by the cross-encoder's score on (question, passage), where the passage is title + " " +
 abstract start (`abstract`, what the model was trained on) or title + " " + the retrieved best chunk (`chunk`).
 Prints one table: recall@1, recall@5, MRR, paraphrase recall@5 and recall@k (the candidates' ceiling) per set,
@@ -82,7 +82,8 @@ def fmt(value: float | None) -> str:
 def main(argv: list[str] | None = None) -> None:
     from rag.config import Settings
     from rag.embedding import get_embedder
-    from rag.retrieval import retrieve
+    from rag.pipeline import Pipeline
+    from rag.query import parse
     from rag.store import Store
     from train.onnx_scorer import OnnxCrossEncoder
     from train.reranker import document
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = replace(Settings.from_env(), store=args.store, reranker=False)  # the fused order, not reranked
     store, embedder = Store(settings), get_embedder(settings)
+    fused = Pipeline(store, embedder, settings)
     scorer = OnnxCrossEncoder(args.model, args.model_file, args.max_length, args.threads)
     scorer.score("warm up", ["the session's first run allocates"])
     results: dict[str, dict] = {}
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, questions in question_sets().items():
         rows = []
         for q in questions:
-            sources = retrieve(q.question, store, embedder, settings, k=args.k).sources
+            sources = fused.retrieve(parse(q.question), k=args.k).sources
             if args.passage == "abstract":
                 passages = [document(s.title or "", s.abstract or s.snippet) for s in sources]
             else:

@@ -3,8 +3,8 @@
     python evals/snapshot.py --store /tmp/seeds --out /tmp/after.json
     python evals/snapshot.py --compare /tmp/before.json /tmp/after.json
 
-For each question of evals/questions.jsonl, heldout.jsonl and dev2.jsonl, and each phrasing of
-evals/phrasings_*.txt over its eight topics: the citations, whether it abstained, the answer text and the ids of
+For each question of evals/questions.jsonl, heldout.jsonl and dev2.jsonl (with `--phrasings`, also each phrasing of
+evals/phrasings_*.txt over its eight topics): the citations, whether it abstained, the answer text and the ids of
 the sources shown (extractive backend, the default settings), whole (`Papers.ask`) and streamed
 (`Papers.stream`, the text pieces joined). Timings are left out: they differ between any two runs. `--compare`
 prints each question whose record differs and exits 1 when any does.
@@ -24,8 +24,8 @@ if str(REPO) not in sys.path:
 SETS = ("questions.jsonl", "heldout.jsonl", "dev2.jsonl")
 
 
-def questions() -> dict[str, str]:
-    """Every question to snapshot, by a stable key."""
+def questions(phrasings: bool = False) -> dict[str, str]:
+    """Every question of the question sets (and with `phrasings`, of the phrasing files) by a stable key."""
     from evals.phrasings import TOPICS
 
     found: dict[str, str] = {}
@@ -34,7 +34,7 @@ def questions() -> dict[str, str]:
             if line.strip():
                 item = json.loads(line)
                 found[f"{name}:{item['qid']}"] = item["question"]
-    for path in sorted((REPO / "evals").glob("phrasings_*.txt")):
+    for path in sorted((REPO / "evals").glob("phrasings_*.txt")) if phrasings else ():
         for n, template in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if template.strip():
                 for topic in TOPICS:
@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--phrasings", action="store_true", help="also every phrasing of evals/phrasings_*.txt")
     args = parser.parse_args(argv)
     if args.compare:
         return compare(*args.compare)
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag import Papers
 
     papers = Papers(store=args.store)
-    results = {key: record(papers, question) for key, question in questions().items()}
+    results = {key: record(papers, question) for key, question in questions(args.phrasings).items()}
     args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"{len(results)} questions written to {args.out}")
     return 0

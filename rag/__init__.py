@@ -11,20 +11,19 @@ __version__ = "0.1.0"
 __all__ = ["Answer", "Event", "NotFoundError", "Paper", "Papers", "Query", "RagError", "Source", "__version__"]
 
 if TYPE_CHECKING:
-    from .answer import Answer
-    from .api import Event, Papers
+    from .api import Papers
     from .corpus import Paper
     from .errors import NotFoundError, RagError
     from .query import Query
-    from .retrieval import Source
+    from .types import Answer, Event, Source
 
 _HOMES = {
     "Papers": "api",
-    "Event": "api",
-    "Answer": "answer",
+    "Event": "types",
+    "Answer": "types",
     "Paper": "corpus",
     "Query": "query",
-    "Source": "retrieval",
+    "Source": "types",
     "NotFoundError": "errors",
     "RagError": "errors",
 }

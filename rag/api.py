@@ -15,54 +15,28 @@ store is first filled with the bundled seed abstracts (a store you name is yours
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from .conversation import PastTurn, resolution_json
+from .config import Settings, default_store
+from .conversation import Conversation, PastTurn
 from .errors import InputError, StoreError
+from .followups import ChatState
+from .query import Query, parse
+from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .answer import Answer
-    from .config import Settings
-    from .conversation import Conversation
     from .corpus import Paper
     from .embedding import Embedder
-    from .followups import Resolution
-    from .query import Query
-    from .retrieval import Retrieval, Source
+    from .pipeline import Pipeline
     from .store import Store
 
 __all__ = ["Event", "Papers", "PastTurn"]
-
-EventType = Literal["query", "sources", "text", "warning", "answer"]
-
-
-@dataclass(frozen=True)
-class Event:
-    """One step of a streamed answer: what was understood, what was found, text as it comes, the answer."""
-
-    type: EventType
-    query: Query | None = None  # "query": the question as understood and applied
-    resolved: Resolution | None = None  # "query", in a conversation: how the follow-up was read
-    sources: list[Source] | None = None  # "sources": the retrieved papers
-    text: str = ""  # "text": a checked piece of the answer; "warning": the warning
-    answer: Answer | None = None  # "answer": the final Answer (citations checked)
-
-    def to_json(self) -> dict:
-        if self.type == "query" and self.query is not None:
-            resolved = {} if self.resolved is None else {"resolved": resolution_json(self.resolved)}
-            return {"type": "query", "query": self.query.to_json(), **resolved}
-        if self.type == "sources":
-            return {"type": "sources", "sources": [s.to_json() for s in self.sources or []]}
-        if self.type == "answer" and self.answer is not None:
-            return {"type": "answer", "answer": self.answer.to_json()}
-        return {"type": self.type, "text": self.text}
 
 
 def how_to_fill() -> str:
@@ -78,8 +52,6 @@ def how_to_fill() -> str:
 
 def is_default_store(settings: Settings) -> bool:
     """Whether `settings` point at the per-user default store (the one that fills itself), not one named."""
-    from .config import default_store
-
     return not settings.chroma_url and settings.store == default_store()
 
 
@@ -114,33 +86,25 @@ class Papers:
     def __init__(
         self, store: str | Path | None = None, chroma_url: str | None = None, settings: Settings | None = None
     ) -> None:
-        from .config import Settings
-
         settings = settings or Settings.from_env()
         if store is not None:
             settings = replace(settings, store=Path(store).expanduser(), chroma_url=None)
         if chroma_url:
             settings = replace(settings, chroma_url=chroma_url)
         self.settings = settings
-        self._opened: tuple[Store, Embedder] | None = None
+        self._pipeline: Pipeline | None = None
         self._lock = threading.Lock()
 
-    def _open(self) -> tuple[Store, Embedder]:
+    @property
+    def pipeline(self) -> Pipeline:
+        """The store, the models and the policy, opened once (an empty default store is filled first)."""
         with self._lock:
-            if self._opened is None:
-                self._opened = open_store(self.settings, auto_seed=is_default_store(self.settings))
-            return self._opened
+            if self._pipeline is None:
+                from .pipeline import Pipeline  # the models: loaded on first use, so `Papers()` is instant
 
-    def _prepare(
-        self, question: str, year: int | None, venue: str | None, backend: str | None
-    ) -> tuple[Query, Store, Embedder, Settings]:
-        """The question parsed (a bad one raises before the store opens), the open store, and the settings with
-        `backend` applied: what `ask` and `stream` start from."""
-        from .query import parse
-
-        query = parse(question, year=year, venue=venue)
-        store, embedder = self._open()
-        return query, store, embedder, replace(self.settings, backend=backend) if backend else self.settings
+                store, embedder = open_store(self.settings, auto_seed=is_default_store(self.settings))
+                self._pipeline = Pipeline(store, embedder, self.settings)
+            return self._pipeline
 
     def ask(
         self,
@@ -157,56 +121,9 @@ class Papers:
         With `history` (the earlier turns, oldest first; may be empty) the question is read as a follow-up, as
         `rag chat` reads it: "the second one", "only 2025 ones", "compare them".
         """
-        from .answer import ask
+        from .pipeline import answer_of
 
-        query, store, embedder, settings = self._prepare(question, year, venue, backend)
-        if history is None:
-            return ask(query, store, embedder, settings, settings.backend, k=k)
-        return self._conversation(settings, history, k, year, venue).ask(question).answer
-
-    def _conversation(
-        self, settings: Settings, history: Sequence[PastTurn], k: int | None, year: int | None, venue: str | None
-    ) -> Conversation:
-        """A conversation rebuilt from the turns a stateless client sends back (`Conversation.replay`)."""
-        from .conversation import Conversation
-        from .followups import ChatState
-
-        store, embedder = self._open()
-        state = ChatState(k=k or settings.k, backend=settings.backend, year=year)
-        conversation = Conversation(store, embedder, settings, state, venue=venue)
-        conversation.replay(history)
-        return conversation
-
-    def search(
-        self, query: str, k: int | None = None, year: int | None = None, venue: str | None = None
-    ) -> list[Source]:
-        """The papers that best match `query`, best first, each with its best chunk and cosine score."""
-        from .query import parse
-        from .retrieval import retrieve
-
-        store, embedder = self._open()
-        return retrieve(parse(query, year=year, venue=venue), store, embedder, self.settings, k=k).sources
-
-    def get(self, paper_id: str) -> Paper:
-        """The paper `paper_id` (`NotFoundError` when the store has none)."""
-        store, _ = self._open()
-        with store.reading():
-            return store.get_paper(paper_id)
-
-    def info(self) -> dict:
-        """What the store holds: its paper count, label, and the years and venues a filter can take."""
-        from .lexical import get_index
-
-        store, _ = self._open()
-        with store.reading():
-            index = get_index(store)
-            return {
-                "papers": store.count_papers(),
-                "store": self.settings.store_label,
-                "backend": self.settings.backend,
-                "years": sorted({int(y) for y in index.years if y > 0}),
-                "venues": sorted({v for v in index.venues if v}),
-            }
+        return answer_of(self._events(question, k, year, venue, backend, history, stream=False))
 
     def stream(
         self,
@@ -220,66 +137,56 @@ class Papers:
         """The answer as events: "query", "sources", then "text" pieces (and any "warning"), then "answer".
 
         The question is parsed before the first event, so a bad question raises here, not midway. Leaving the
-        loop early stops the answer at its next piece of text. `history`: as for `ask`.
+        loop early (or closing the generator) stops the answer there. `history`: as for `ask`.
         """
-        query, store, embedder, settings = self._prepare(question, year, venue, backend)
-        events: queue.Queue[Event | BaseException | None] = queue.Queue()
-        stopped = threading.Event()
-        resolved: list[Resolution] = []
+        return self._events(question, k, year, venue, backend, history, stream=True)
 
-        def on_text(piece: str) -> None:
-            if stopped.is_set():
-                raise _Stopped
-            events.put(Event("text", text=piece))
+    def _events(
+        self,
+        question: str,
+        k: int | None,
+        year: int | None,
+        venue: str | None,
+        backend: str | None,
+        history: Sequence[PastTurn] | None,
+        stream: bool,
+    ) -> Iterator[Event]:
+        query = parse(question, year=year, venue=venue)  # a bad question raises now, before the store opens
+        pipeline = self.pipeline
+        if history is None:
+            return pipeline.run(query, k=k, backend=backend, stream=stream)
+        state = ChatState(k=k or self.settings.k, backend=backend or self.settings.backend, year=year)
+        conversation = Conversation(pipeline, state, venue=venue)
+        conversation.replay(history)
+        return conversation.run(question, stream=stream)
 
-        def on_retrieved(found: Retrieval) -> None:
-            events.put(Event("query", query=found.query, resolved=resolved[0] if resolved else None))
-            events.put(Event("sources", sources=list(found.sources)))
+    def search(
+        self, query: str, k: int | None = None, year: int | None = None, venue: str | None = None
+    ) -> list[Source]:
+        """The papers that best match `query`, best first, each with its best chunk and cosine score."""
+        return self.search_query(parse(query, year=year, venue=venue), k).sources
 
-        def on_warning(warning: str) -> None:
-            events.put(Event("warning", text=warning))
+    def search_query(self, query: Query, k: int | None = None) -> Retrieval:
+        """The `Retrieval` for a parsed query (the query as applied, and the papers)."""
+        return self.pipeline.retrieve(query, k=k)
 
-        def answer() -> Answer:
-            from .answer import ask
+    def get(self, paper_id: str) -> Paper:
+        """The paper `paper_id` (`NotFoundError` when the store has none)."""
+        store = self.pipeline.store
+        with store.reading():
+            return store.get_paper(paper_id)
 
-            if history is None:
-                return ask(
-                    query,
-                    store,
-                    embedder,
-                    settings,
-                    settings.backend,
-                    k=k,
-                    on_text=on_text,
-                    on_warning=on_warning,
-                    on_retrieved=on_retrieved,
-                )
-            turn = self._conversation(settings, history, k, year, venue).ask(
-                question, on_resolved=resolved.append, on_text=on_text, on_warning=on_warning, on_retrieved=on_retrieved
-            )
-            return turn.answer
+    def info(self) -> dict:
+        """What the store holds: its paper count, label, and the years and venues a filter can take."""
+        from .lexical import get_index
 
-        def work() -> None:
-            try:
-                events.put(Event("answer", answer=answer()))
-            except _Stopped:
-                pass
-            except BaseException as exc:  # handed to the caller's thread, raised there
-                events.put(exc)
-            finally:
-                events.put(None)
-
-        # A thread, because the backends push text through callbacks while a caller pulls events.
-        worker = threading.Thread(target=work, name="rag-stream", daemon=True)
-        worker.start()
-        try:
-            while (item := events.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stopped.set()
-
-
-class _Stopped(Exception):
-    """The consumer left the stream: end the answer being written."""
+        store = self.pipeline.store
+        with store.reading():
+            index = get_index(store)
+            return {
+                "papers": store.count_papers(),
+                "store": self.settings.store_label,
+                "backend": self.settings.backend,
+                "years": sorted({int(y) for y in index.years if y > 0}),
+                "venues": sorted({v for v in index.venues if v}),
+            }

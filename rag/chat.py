@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 from . import render
 from .backends import BACKENDS
-from .conversation import Conversation, condense_messages, resolution_json
+from .conversation import Conversation, condense_messages
 from .errors import RagError
 from .followups import ChatState, Resolution, is_year
+from .pipeline import Pipeline
+from .wire import answer_json
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -74,7 +76,7 @@ class Chat:
         self.out, self.err = render.stdout_console(), render.stderr_console()
         self.failures = 0
         self.wrote = False  # anything printed on stdout yet (for piped output's separators)
-        self.conversation = Conversation(store, embedder, settings, state)
+        self.conversation = Conversation(Pipeline(store, embedder, settings), state)
 
     # -- printing --------------------------------------------------------------------------------
 
@@ -124,7 +126,13 @@ class Chat:
             # background job passes that on, and Python then installs no handler): restore Python's own.
             signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            self.conversation.ask(question, on_resolved=self.begin_answer, on_text=self.on_text, on_warning=self.warn)
+            for event in self.conversation.run(question):
+                if event.type == "query" and event.resolved is not None:
+                    self.begin_answer(event.resolved)
+                elif event.type == "text":
+                    self.on_text(event.text)
+                elif event.type == "warning":
+                    self.warn(event.text)
         except KeyboardInterrupt:
             if not self.interactive:
                 raise  # piped input: Ctrl-C ends the run, as for any command
@@ -145,8 +153,7 @@ class Chat:
         turn_answer = self.state.last
         assert turn_answer is not None and self.state.last_query is not None  # remembered by Conversation.ask
         if self.state.json_output:
-            payload = {**turn_answer.to_json(), "question": self.state.history[-1].question}
-            payload["resolved"] = {k: v for k, v in resolution_json(self.state.last_query).items() if k != "described"}
+            payload = answer_json(turn_answer, self.state.history[-1].question, self.state.last_query)
             self.out.print(
                 json.dumps(payload, ensure_ascii=False, indent=2 if self.interactive else None), markup=False
             )

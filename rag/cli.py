@@ -208,8 +208,9 @@ def ask_command(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Answer a question from the abstracts, citing paper ids."""
-    from .answer import ask
+    from .pipeline import Pipeline
     from .query import parse
+    from .wire import answer_json
 
     settings = _settings(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
@@ -219,12 +220,18 @@ def ask_command(
     _check_backend(backend_name)
     store_, embedder = _open_for_query(settings)
 
+    result = None
+    for event in Pipeline(store_, embedder, settings).run(query, k=k, backend=backend_name, stream=not as_json):
+        if event.type == "warning":
+            _warn(event.text)
+        elif event.type == "text" and not as_json:
+            render.write_stream(event.text)
+        elif event.type == "answer":
+            result = event.answer
+    assert result is not None
     if as_json:
-        result = ask(query, store_, embedder, settings, backend_name, k=k, on_warning=_warn)
-        typer.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(answer_json(result), ensure_ascii=False, indent=2))
         return
-
-    result = ask(query, store_, embedder, settings, backend_name, k=k, on_text=render.write_stream, on_warning=_warn)
     render.end_answer(result)
 
 
@@ -244,16 +251,16 @@ def search(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """List the papers that best match a query, with scores."""
+    from .pipeline import Pipeline
     from .query import parse
-    from .retrieval import retrieve
+    from .wire import search_json
 
     settings = _settings(store, chroma_url, retriever=retriever)
     parsed = parse(" ".join(query), year=year, venue=venue)
     store_, embedder = _open_for_query(settings)
-    found = retrieve(parsed, store_, embedder, settings, k=k)
+    found = Pipeline(store_, embedder, settings).retrieve(parsed, k=k)
     if as_json:
-        payload = {"query": parsed.text, "results": [s.to_json() for s in found.sources]}
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(search_json(parsed, found.sources), ensure_ascii=False, indent=2))
         return
     render.print_results(found.sources, found.filters)
 
@@ -271,7 +278,9 @@ def show(
     store_, _ = _open_for_query(settings)
     paper = store_.get_paper(paper_id.strip().strip("[]"))
     if as_json:
-        typer.echo(json.dumps(paper.to_json(), ensure_ascii=False, indent=2))
+        from .wire import paper_json
+
+        typer.echo(json.dumps(paper_json(paper), ensure_ascii=False, indent=2))
         return
     render.print_paper(render.stdout_console(), paper)
 

@@ -13,7 +13,7 @@ means what it would have meant in `rag chat`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from .followups import (
     HISTORY_TURNS,
     ChatState,
     Resolution,
+    ResolveError,
     apply_condensed,
     candidate_ids,
     content_words,
@@ -34,15 +35,12 @@ from .followups import (
 )
 from .prompts import load_prompt
 from .prompts import render as fill
-from .query import asks_for_list, coined_names
+from .query import Query, asks_for_list, clean_question, coined_names, normalize_venue, parse
+from .types import Answer, Event, Source
 
 if TYPE_CHECKING:
-    from .answer import Answer
-    from .config import Settings
-    from .embedding import Embedder
-    from .query import Query
-    from .retrieval import Retrieval
-    from .store import Store
+    from .corpus import Paper
+    from .pipeline import Pipeline
 
 
 def _data(text: str) -> str:
@@ -79,33 +77,15 @@ class Turn:
     answer: Answer
     warnings: list[str] = field(default_factory=list)  # also in answer.warnings; here for callers that stream
 
-    def resolved_json(self) -> dict:
-        """How the follow-up was read, as `rag chat --json` reports it."""
-        return resolution_json(self.resolution)
-
-
-def resolution_json(resolution: Resolution) -> dict:
-    return {
-        "query": resolution.query,
-        "paper_ids": list(resolution.paper_ids),
-        "year": resolution.year,
-        "described": resolution.describe(),
-    }
-
 
 class Conversation:
-    """Questions in context over one open store. `ask` answers and remembers; `state` is what it remembers."""
+    """Questions in context over one store's pipeline. `run`/`ask` answer and remember; `state` is what it
+    remembers."""
 
-    def __init__(
-        self,
-        store: Store,
-        embedder: Embedder,
-        settings: Settings,
-        state: ChatState | None = None,
-        venue: str | None = None,
-    ) -> None:
-        self.store, self.embedder, self.settings = store, embedder, settings
-        self.state = state or ChatState(k=settings.k, backend=settings.backend)
+    def __init__(self, pipeline: Pipeline, state: ChatState | None = None, venue: str | None = None) -> None:
+        self.pipeline = pipeline
+        self.store, self.settings = pipeline.store, pipeline.settings
+        self.state = state or ChatState(k=self.settings.k, backend=self.settings.backend)
         self.venue = venue  # a venue filter set by the client (the web page's), for every question
         # Why the LLM failed while rewriting this turn's follow-up: the answer then goes straight to the
         # extractive backend instead of waiting for the same failing endpoint a second time.
@@ -115,8 +95,6 @@ class Conversation:
 
     def resolve(self, question: str) -> Resolution:
         """`question` made standalone in this conversation (the rules, then the LLM's wording when one is set)."""
-        from .answer import clean_question
-
         self.llm_failure = None
         question = clean_question(question)
         known = set(self.store.get_papers(candidate_ids(question)))
@@ -146,21 +124,14 @@ class Conversation:
 
     # -- answering ---------------------------------------------------------------------------------------
 
-    def answer(
-        self,
-        resolution: Resolution,
-        on_text: Callable[[str], None] | None = None,
-        on_warning: Callable[[str], None] | None = None,
-        on_retrieved: Callable[[Retrieval], None] | None = None,
-    ) -> Answer:
-        """The answer to a resolved question (not yet remembered: see `ask`)."""
-        from .answer import ask
-
+    def answer(self, resolution: Resolution, stream: bool = True) -> Iterator[Event]:
+        """The answer to a resolved question as events (not yet remembered: see `run`); the "query" event carries
+        the resolution."""
         state = self.state
-        settings = self.settings
+        policy = self.pipeline.policy
         if resolution.about_papers or self.named_papers_answer(resolution):
             # The user chose these papers: whether they match the question well enough is not the issue.
-            settings = replace(settings, min_score=0.0)
+            policy = replace(policy, papers_chosen=True)
         k = max(state.k, len(resolution.paper_ids))
         backend = state.backend
         skipped: list[str] = []
@@ -169,51 +140,54 @@ class Conversation:
                 f"{self.llm_failure}; the conversation was read by the rules alone, "
                 "showing the extractive answer instead"
             )
-            if on_warning:
-                on_warning(skipped[0])
             backend = "extractive"
         if resolution.about_papers and len(resolution.paper_ids) > 1 and backend == "extractive":
-            result = self.side_by_side(resolution, settings, on_text, on_retrieved)
+            events = self.side_by_side(resolution, policy)
         else:
-            result = ask(
+            events = self.pipeline.run(
                 self.query(resolution),
-                self.store,
-                self.embedder,
-                settings,
-                backend,
                 k=k,
-                on_text=on_text,
+                backend=backend,
                 paper_ids=list(resolution.paper_ids) or None,
-                on_warning=on_warning,
-                on_retrieved=on_retrieved,
+                policy=policy,
+                stream=stream,
             )
-        result.warnings[:0] = skipped
-        return result
+        for event in events:
+            if event.type == "query":
+                event = replace(event, resolved=resolution)
+                yield event
+                yield from (Event("warning", text=warning) for warning in skipped)  # after the `↳` line
+                continue
+            if event.type == "answer" and event.answer is not None:
+                event.answer.warnings[:0] = skipped
+            yield event
 
     def query(self, resolution: Resolution) -> Query:
         """The resolved question as searched: the client's venue filter applied when the question names none."""
         query = resolution.to_query()
         if self.venue and not query.venue:
-            from .query import normalize_venue
-
             query = replace(query, venue=normalize_venue(self.venue), venue_in_text=False)
         return query
 
-    def ask(
-        self,
-        question: str,
-        on_resolved: Callable[[Resolution], None] | None = None,
-        on_text: Callable[[str], None] | None = None,
-        on_warning: Callable[[str], None] | None = None,
-        on_retrieved: Callable[[Retrieval], None] | None = None,
-    ) -> Turn:
-        """Resolve `question` in context, answer it, and remember the exchange."""
+    def run(self, question: str, stream: bool = True) -> Iterator[Event]:
+        """Resolve `question` in context, answer it as events, and remember the exchange once answered."""
         resolution = self.resolve(question)
-        if on_resolved:
-            on_resolved(resolution)
-        result = self.answer(resolution, on_text, on_warning, on_retrieved)
-        remember(self.state, question, resolution, result)
-        return Turn(question, resolution, result, list(result.warnings))
+        for event in self.answer(resolution, stream):
+            if event.type == "answer" and event.answer is not None:
+                remember(self.state, question, resolution, event.answer)
+            yield event
+
+    def ask(self, question: str) -> Turn:
+        """`run`, consumed: the answered turn."""
+        resolution, answer = None, None
+        for event in self.run(question, stream=False):
+            if event.type == "query":
+                resolution = event.resolved
+            elif event.type == "answer":
+                answer = event.answer
+        if resolution is None or answer is None:
+            raise RagError("the answer stopped before it was complete")
+        return Turn(question, resolution, answer, list(answer.warnings))
 
     def named_papers_answer(self, resolution: Resolution) -> bool:
         """A question about named papers whose abstracts use its words ("is it tested on RWKU?")."""
@@ -223,32 +197,26 @@ class Conversation:
         papers = self.store.get_papers(resolution.paper_ids).values()
         return bool(words) and any(mentions(words, paper.abstract) for paper in papers)
 
-    def side_by_side(
-        self,
-        resolution: Resolution,
-        settings: Settings,
-        on_text: Callable[[str], None] | None,
-        on_retrieved: Callable[[Retrieval], None] | None = None,
-    ) -> Answer:
+    def side_by_side(self, resolution: Resolution, policy) -> Iterator[Event]:
         """Extractive "compare them": each paper's best sentences on the topic, so none is dropped as a weaker match."""
-        from .answer import Answer, ask
-        from .retrieval import Retrieval
-
+        query = parse(resolution.query)
         parts = [
-            ask(resolution.query, self.store, self.embedder, settings, "extractive", k=1, paper_ids=[pid])
+            self.pipeline.answer(query, k=1, backend="extractive", paper_ids=[pid], policy=policy)
             for pid in resolution.paper_ids
         ]
         sources = [part.sources[0] for part in parts if part.sources]
-        if on_retrieved:
-            on_retrieved(Retrieval(resolution.to_query(), sources))
+        yield Event("query", query=resolution.to_query())
+        yield Event("sources", sources=sources)
         lines = [line for part in parts for line in part.answer.splitlines()[1:]]
         text = f"{len(lines)} papers side by side:\n" + "\n".join(lines)
-        if on_text:
-            on_text(text)
+        yield Event("text", text=text)
         timings = {key: sum(p.timings_ms.get(key, 0.0) for p in parts) for key in ("retrieve", "generate", "total")}
-        return Answer(
+        quoted = {pid: sentences for part in parts for pid, sentences in part.quoted.items()}
+        answer = Answer(
             resolution.to_query(), text, find_citations(text), sources, False, "extractive", [], timings, None
         )
+        answer.quoted = quoted
+        yield Event("answer", answer=answer)
 
     # -- a conversation sent back by a stateless client ------------------------------------------------
 
@@ -259,9 +227,6 @@ class Conversation:
         ("the second one"). Nothing is retrieved or generated again; a turn the rules cannot read (it pointed at
         nothing) is skipped, as the live chat would have answered it with an error and remembered nothing.
         """
-        from .answer import Answer
-        from .followups import ResolveError
-
         for past in list(turns)[-(HISTORY_TURNS + 2) :]:
             cited = find_citations(past.answer)
             known = set(self.store.get_papers(cited + candidate_ids(past.question)))
@@ -276,8 +241,6 @@ class Conversation:
             remember(self.state, past.question, resolution, answer)
 
 
-def _shown(paper):
+def _shown(paper: Paper) -> Source:
     """A cited paper as a past answer showed it (for its label in the condense prompt)."""
-    from .retrieval import Source
-
     return Source(paper.id, paper.title, paper.year, paper.venue, 0.0, "", paper.abstract)

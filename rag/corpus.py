@@ -43,17 +43,6 @@ class Paper:
             return self.title
         return first_words(self.abstract)
 
-    def to_json(self) -> dict:
-        """The paper as `rag show --json`, the HTTP API and the MCP server give it."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "year": self.year,
-            "venue": self.venue,
-            "keywords": list(self.keywords),
-            "abstract": self.abstract,
-        }
-
 
 def first_words(text: str, limit: int = 12) -> str:
     words = text.split()

@@ -23,3 +23,7 @@ class NotFoundError(RagError):
 
 class LLMError(RagError):
     """The configured LLM endpoint failed (unreachable, timed out, or answered with an error)."""
+
+
+class ModelError(StoreError):
+    """A packaged model (the reranker) is missing, corrupt, or does not match its model card."""

@@ -8,23 +8,23 @@ backend quotes the winners; the local backend hands them to its model. Determini
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .facets import gives_count, holds_topic
-from .query import Query, as_query, names_any
+from .lexical import contains_phrase
+from .policy import Policy
+from .query import Query, names_any
 from .text import content_words, split_sentences, tidy_latex
+from .types import Source, Verdict
 
 if TYPE_CHECKING:
-    from .config import Settings
     from .embedding import Embedder
-    from .retrieval import Source
 
 # "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
 # and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
 # ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
 _ONE_PAPER = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
 _SEVERAL = re.compile(r"\b(and|vs\.?|versus|compare[ds]?|contrast|differ\w*|both|each|between|other)\b", re.I)
-LEXICAL_WEIGHT = 0.15
 # For "which papers ..." a sentence saying what the paper does beats background on the field.
 _CONTRIBUTION = re.compile(
     r"\b(we|this (paper|work|study)|our (method|approach|framework|work)|here)\b[^.]{0,40}?\b"
@@ -32,9 +32,6 @@ _CONTRIBUTION = re.compile(
     r"establish|derive|provide|demonstrate|find|reveal)",
     re.I,
 )
-CONTRIBUTION_MARGIN = 0.30
-# A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
-SENTENCE_EVIDENCE = 0.65
 # (score, position in the abstract, sentence)
 Scored = tuple[float, int, str]
 
@@ -50,15 +47,15 @@ _POINTING = re.compile(
 _ASKS_FOR_LINK = re.compile(
     r"\b(?:codes?|github|repositor(?:y|ies)|links?|url|website|available|releas\w*|download\w*)\b", re.I
 )
-POINTER_WORDS = 20  # longer sentences holding a link say something else as well
 
 
-def is_pointer(sentence: str) -> bool:
-    """Whether `sentence` only points to code, data or a project page."""
+def is_pointer(sentence: str, limit: int) -> bool:
+    """Whether `sentence` only points to code, data or a project page: a link and at most `limit` other words
+    naming them (`Policy.pointer_words`; longer sentences holding a link say something else as well)."""
     if not _LINK.search(sentence):
         return False
     rest = _LINK.sub(" ", sentence).split()
-    return len(rest) <= 3 or (bool(_POINTING.search(" ".join(rest))) and len(rest) <= POINTER_WORDS)
+    return len(rest) <= 3 or (bool(_POINTING.search(" ".join(rest))) and len(rest) <= limit)
 
 
 # "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
@@ -86,25 +83,11 @@ def _quote(sentence: str) -> str:
     return text
 
 
-def quote(source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> str:
-    """The sentence(s) of `source` that answer: one per paper for a list, two from the best paper otherwise."""
-    if wants_list:
-        chosen = ranked[:1]
-        # Prefer the sentence saying what the paper does over background on the field.
-        contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
-        if ranked and contributions and contributions[0][0] >= ranked[0][0] - CONTRIBUTION_MARGIN:
-            chosen = contributions[:1]
-    else:
-        # A detail question gets a little more context from its best paper.
-        chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
-    return " ".join(_quote(s) for _, _, s in chosen) or _quote(source.snippet)
-
-
 def _best_for_each(names: tuple[str, ...], sources: list[Source]) -> list[Source]:
     """For each name, the first of `sources` (best first) that names it."""
     found: list[Source] = []
     for name in names:
-        source = next((s for s in sources if names_any((name,), f"{s.title or ''} {s.abstract or s.snippet}")), None)
+        source = next((s for s in sources if names_any((name,), s.text)), None)
         if source is not None and source not in found:
             found.append(source)
     return found
@@ -125,16 +108,16 @@ def _defining_first(name: str, ranked: list[Scored]) -> list[Scored]:
 
 
 class Selector:
-    """Picks the papers that answer, with the bars from `Settings` (evidence and detail ratios, the min score)."""
+    """Picks the papers that answer and the sentences that say so, with the bars of a `Policy` and the judge's
+    `Verdict` (which papers hold the topic, which give the count)."""
 
-    def __init__(self, embedder: Embedder, settings: Settings) -> None:
+    def __init__(self, embedder: Embedder, policy: Policy) -> None:
         self.embedder = embedder
-        self.list_ratio = settings.evidence_ratio
-        self.detail_ratio = settings.detail_ratio
-        self.min_score = settings.min_score
-        self.settings = settings
+        self.policy = policy
 
-    def select(self, query: Query | str, sources: list[Source]) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+    def select(
+        self, query: Query, sources: list[Source], verdict: Verdict
+    ) -> tuple[list[tuple[Source, list[Scored]]], bool]:
         """The papers that answer `query`, each with its sentences best first; and whether it asks for a list.
 
         A list question keeps every paper near the top's score; a detail question only clear matches; a paper
@@ -142,22 +125,20 @@ class Selector:
         """
         if not sources:
             return [], False
-        query = as_query(query)
+        policy = self.policy
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         wants_list = query.wants_list
         if sources[0].relevance is not None:
             # Reranked: the best paper, then every paper the calibrated relevance says answers.
-            from .rerank import get_reranker
-
-            calibration = get_reranker(self.settings).calibration
-            bar = calibration.cite_bar if wants_list else calibration.detail_bar
+            assert policy.calibration is not None
+            bar = policy.calibration.cite_bar if wants_list else policy.calibration.detail_bar
             near = [s for i, s in enumerate(sources) if i == 0 or (s.relevance or 0.0) >= bar]
             if not wants_list and query.names:
                 # A question about a named method is answered by the papers that name it: "what does PURGE reach
                 # on RWKU?" must not also quote a paper on unlearning in general.
-                named = [s for s in near if names_any(query.names, f"{s.title or ''} {s.abstract or s.snippet}")]
+                named = [s for s in near if names_any(query.names, s.text)]
                 if not named and query.defines:
-                    # "what is CAMEL?" was answered because a paper writes the name (rag.answer): that paper.
+                    # "what is CAMEL?" was answered because a paper writes the name (rag.judge): that paper.
                     named = _best_for_each((query.defines,), sources)
                 near = named or near
                 if len(query.names) > 1 and _SEVERAL.search(query.text):
@@ -166,22 +147,23 @@ class Selector:
                     # PURGE reach on RWKU?" names a benchmark beside the method, and compares nothing.)
                     near += [s for s in _best_for_each(query.names, sources) if s not in near]
         else:
-            ratio = self.list_ratio if wants_list else self.detail_ratio
+            ratio = policy.evidence_ratio if wants_list else policy.detail_ratio
             near = [s for s in sources if s.score >= ratio * top or (wants_list and self._uses_the_phrase(query, s))]
-        if query.is_topic and self.min_score > 0:
-            # A topic's answers hold every part of it: the GNN paper does not answer "adversarial robustness of graph
-            # neural networks". (min_score 0: the user chose the papers, as in a chat follow-up about them.)
-            holding = [s for s in sources if holds_topic(s.facet_shares)]
+        if verdict.holding is not None:
+            # A topic's answers hold every part of it (the judge's evidence): the GNN paper does not answer
+            # "adversarial robustness of graph neural networks".
+            holding = [s for s in sources if s.id in verdict.holding]
             near = [s for s in near if s in holding] or holding[:1] or near[:1]
-        if query.counts and self.min_score > 0:
+        if verdict.counting is not None:
             # "how many baselines …?" is answered by the papers giving a number of baselines.
-            near = [s for s in near if gives_count(query.counts, s.abstract or s.snippet)]
+            near = [s for s in near if s.id in verdict.counting]
             if not near:
                 return [], False
         if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
             near = near[:1]
 
-        quotable = (lambda _: True) if _ASKS_FOR_LINK.search(query.text) else (lambda s: not is_pointer(s))
+        limit = policy.pointer_words
+        quotable = (lambda _: True) if _ASKS_FOR_LINK.search(query.text) else (lambda s: not is_pointer(s, limit))
         sentences = [
             (i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract)) if quotable(s)
         ]
@@ -192,7 +174,7 @@ class Selector:
         scored: dict[int, list[Scored]] = {}
         for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
             overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
-            scored.setdefault(i, []).append((float(sim) + LEXICAL_WEIGHT * overlap, j, sentence))
+            scored.setdefault(i, []).append((float(sim) + policy.lexical_weight * overlap, j, sentence))
 
         kept = []
         for i, source in enumerate(near):
@@ -204,16 +186,37 @@ class Selector:
             kept.append((source, ranked))
         return kept, wants_list and len(near) > 1
 
+    def quote(self, source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> Quote:
+        """The sentence(s) of `source` that answer: one per paper for a list, two from the best paper otherwise."""
+        if wants_list:
+            chosen = ranked[:1]
+            # Prefer the sentence saying what the paper does over background on the field.
+            contributions = [r for r in ranked if _CONTRIBUTION.search(r[2])]
+            if ranked and contributions and contributions[0][0] >= ranked[0][0] - self.policy.contribution_margin:
+                chosen = contributions[:1]
+        else:
+            # A detail question gets a little more context from its best paper.
+            chosen = sorted(ranked[: 2 if first else 1], key=lambda t: t[1])  # the abstract's order
+        if not chosen:
+            return Quote(_quote(source.snippet), ())
+        return Quote(" ".join(_quote(s) for _, _, s in chosen), tuple(j for _, j, _ in chosen))
+
     def _uses_the_phrase(self, query: Query, source: Source) -> bool:
         """The paper writes the question's topic as a phrase ("conformal prediction") and clears the abstention
         bar: in a list it is an answer even when its cosine is far below the best paper's."""
-        from .lexical import contains_phrase
-
-        if source.score < self.min_score:
+        if source.score < self.policy.min_score:
             return False
         return contains_phrase(query.search, f"{source.title or ''}. {source.abstract}")
 
-    @staticmethod
-    def _has_evidence(best: tuple[float, int, str], question_words: set[str]) -> bool:
+    def _has_evidence(self, best: Scored, question_words: set[str]) -> bool:
         score, _, sentence = best
-        return bool(question_words & content_words(sentence)) or score >= SENTENCE_EVIDENCE
+        return bool(question_words & content_words(sentence)) or score >= self.policy.sentence_evidence
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What an answer quotes of one paper: the text as shown, and which of its abstract's sentences (their
+    positions in `split_sentences(abstract)`, so in `display_sentences(abstract)` too) it is made of."""
+
+    text: str
+    sentences: tuple[int, ...]

@@ -7,7 +7,7 @@ facets at the words that join two things ("of", "for", "in", "with", "and", ...)
 B", "A / B", "A (B)") are kept together, and a paper's share of a facet is the IDF-weighted share of the facet's
 stemmed terms it contains (the best alternative's), each word weighing by its rarity in the store: a paper on
 federated learning holds only part of "federated unlearning". A paper answers the topic when it holds every facet
-(`FACET_BAR`).
+(`Policy.facet_bar`).
 
 Answering (rag.answer, rag.evidence) reads the coverage of topic questions only: a question about a detail
 is phrased in words the abstract need not use. One kind of detail question has a checkable answer, though: "how
@@ -25,6 +25,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from .lexical import query_terms, tokenize
+from .types import Share
 
 if TYPE_CHECKING:
     from .lexical import LexicalIndex
@@ -110,23 +111,15 @@ def _spelled_out(acronyms: set[str], text: str) -> set[str]:
     return found
 
 
-# A facet weighing less than this share of the heaviest one carries no topic of its own here ("learning" in
-# "learning with noisy labels for classification"): it is left out rather than made a condition.
-LIGHT_FACET = 1 / 3
-
-
 def _weight(facet: Facet, weight: dict[str, float]) -> float:
     return max(sum(weight[t] for t in alternative) for alternative in facet.alternatives)
 
 
-def weighty(parts: tuple[Facet, ...], weight: dict[str, float]) -> tuple[Facet, ...]:
-    """`parts` less the facets too light (by IDF) to be a condition of their own."""
+def weighty(parts: tuple[Facet, ...], weight: dict[str, float], light: float) -> tuple[Facet, ...]:
+    """`parts` less the facets weighing under `light` times the heaviest (by IDF): too light to be a condition of
+    their own ("learning" in "learning with noisy labels for classification")."""
     heaviest = max(_weight(f, weight) for f in parts)
-    return tuple(f for f in parts if _weight(f, weight) >= LIGHT_FACET * heaviest)
-
-
-# What a paper holds of one facet: the facet as written, and the share (0-1).
-Share = tuple[str, float]
+    return tuple(f for f in parts if _weight(f, weight) >= light * heaviest)
 
 
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
@@ -136,14 +129,14 @@ def _closed_up(match: re.Match) -> str:
     return match.group(0).replace("-", "")
 
 
-def facet_shares(topic: str, texts: list[str], index: LexicalIndex) -> list[tuple[Share, ...]]:
+def facet_shares(topic: str, texts: list[str], index: LexicalIndex, light: float) -> list[tuple[Share, ...]]:
     """For each of `texts`, each facet of `topic` with the IDF-weighted share of it the text holds (its best
-    alternative's); facets too light to be a condition are left out."""
+    alternative's); facets too light to be a condition (`light`: see `weighty`) are left out."""
     parts = facets(topic)
     if not parts or not texts:
         return [()] * len(texts)
     weight = {t: _idf(index, t) for f in parts for a in f.alternatives for t in a}
-    parts = weighty(parts, weight)
+    parts = weighty(parts, weight, light)
     # Each text also with its hyphens closed up: "pre-trained" holds "pretrained", "multi-view" "multiview".
     tokenized = tokenize([f"{t} {_HYPHENATED.sub(_closed_up, t)}" if "-" in t else t for t in texts])
     vocabulary = {i: token for token, i in tokenized.vocab.items()}
@@ -160,27 +153,25 @@ def _held_share(alternative: frozenset[str], held: set[str], weight: dict[str, f
     return sum(weight[t] for t in alternative if t in held) / sum(weight[t] for t in alternative)
 
 
-# A paper holds a facet when it holds at least this share of it (by IDF weight), and answers a topic question
-# when it holds every facet. Chosen on the dev questions only: `python evals/facet_sweep.py` (docs/EVALUATION.md,
-# "The facet rule").
-FACET_BAR = 0.55
+# A paper holds a facet when it holds at least `bar` of it (by IDF weight; `Policy.facet_bar`), and answers a
+# topic question when it holds every facet.
 
 
-def holds_topic(shares: tuple[Share, ...] | None) -> bool:
+def holds_topic(shares: tuple[Share, ...] | None, bar: float) -> bool:
     """Whether a paper with these facet shares answers the topic (True when the question names no topic)."""
-    return not shares or all(share >= FACET_BAR for _, share in shares)
+    return not shares or all(share >= bar for _, share in shares)
 
 
-def facets_held(shares: tuple[Share, ...] | None) -> int:
+def facets_held(shares: tuple[Share, ...] | None, bar: float) -> int:
     """How many facets a paper holds (an abstention names the paper holding most)."""
-    return sum(share >= FACET_BAR for _, share in shares or ())
+    return sum(share >= bar for _, share in shares or ())
 
 
-def missing_text(shares: tuple[Share, ...]) -> str:
+def missing_text(shares: tuple[Share, ...], bar: float) -> str:
     """What an abstention says the closest paper lacks: "covers “graph neural networks” but not “adversarial
     robustness”"; "" when it lacks every facet."""
-    have = [f"“{text}”" for text, share in shares if share >= FACET_BAR]
-    lack = [f"“{text}”" for text, share in shares if share < FACET_BAR]
+    have = [f"“{text}”" for text, share in shares if share >= bar]
+    lack = [f"“{text}”" for text, share in shares if share < bar]
     if not have or not lack:
         return ""
     return f"covers {' and '.join(have)} but not {' or '.join(lack)}"
@@ -198,16 +189,16 @@ _COUNT_NUMBER = re.compile(
     re.I,
 )
 _WORD = re.compile(r"[A-Za-z][\w\-]*")
-COUNT_WINDOW = 5  # words after a number in which the counted noun must follow ("18 state-of-the-art PU methods")
 
 
-def gives_count(counted: str, text: str) -> bool:
-    """Whether `text` gives a number of `counted` (stemmed): a count followed within COUNT_WINDOW words by it."""
+def gives_count(counted: str, text: str, window: int) -> bool:
+    """Whether `text` gives a number of `counted` (stemmed): a count followed within `window` words by it
+    (`Policy.count_window`: "18 state-of-the-art PU methods")."""
     wanted = query_terms(counted)
     if not wanted:
         return True  # nothing checkable: not this rule's to refuse
     for number in _COUNT_NUMBER.finditer(text):
-        following = islice(_WORD.finditer(text, number.end()), COUNT_WINDOW)
+        following = islice(_WORD.finditer(text, number.end()), window)
         if wanted & query_terms(" ".join(word.group(0) for word in following)):
             return True
     return False

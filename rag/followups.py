@@ -18,7 +18,7 @@ from .errors import InputError
 from .query import Query, asks_for_list, parse, search_text
 
 if TYPE_CHECKING:
-    from .answer import Answer
+    from .types import Answer
 
 # What "tell me more about X" searches when the conversation has no topic yet.
 GENERIC_QUERY = "main contribution and results"

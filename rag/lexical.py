@@ -308,6 +308,12 @@ def get_index(store: Store) -> LexicalIndex:
         return index
 
 
+def clear_cache() -> None:
+    """Forget the indexes loaded in this process (a benchmark's cold start; the next `get_index` reads the disk)."""
+    with _loading:
+        _loaded.clear()
+
+
 def refresh(store: Store) -> None:
     """Rebuild and save after an ingest changed the store."""
     directory = index_dir(store)

@@ -13,7 +13,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -223,12 +223,25 @@ class LLM:
 
         Behind the circuit breaker: while it is open this raises at once, without a request.
         """
+
+        def once() -> Generator[str, None, T]:
+            return attempt()
+            yield  # a generator that yields nothing: the streamed policy, with nothing streamed
+
+        return drain(self.call_stream(once))
+
+    def call_stream(self, attempt: Callable[[], Generator[str, None, T]]) -> Generator[str, None, T]:
+        """The pieces `attempt()` yields, and what it returns, under the same retry policy and breaker as `call`.
+
+        A try that failed before yielding anything is tried again; once a piece was yielded, a failure is final
+        (the reader has seen it). Closing this generator closes the try in flight (its HTTP stream).
+        """
         tries = 1 + max(0, self.settings.llm_max_retries)
         breaker = self.breaker
         probe = breaker.admit(self.settings.llm_cooldown) if breaker else False
         verdict = False  # whether the endpoint's state is known after this call
         try:
-            result = self._retry(attempt, 1 if probe else tries)
+            result = yield from self._retry(attempt, 1 if probe else tries)
             verdict = True
             if breaker:
                 breaker.succeeded()
@@ -246,11 +259,11 @@ class LLM:
             if probe and not verdict and breaker:
                 breaker.abandoned()
 
-    def _retry(self, attempt: Callable[[], T], tries: int) -> T:
+    def _retry(self, attempt: Callable[[], Generator[str, None, T]], tries: int) -> Generator[str, None, T]:
         started = time.monotonic()
         for number in range(1, tries + 1):
             try:
-                return attempt()
+                return (yield from attempt())
             except StreamBroken as exc:
                 raise _GaveUp(exc.failure, number) from None
             except Exception as exc:
@@ -348,3 +361,12 @@ def _status_message(exc) -> str:
         message = error.get("message") if isinstance(error, dict) else str(error)
     message = (message or getattr(exc, "message", "") or "no detail").strip().splitlines()[0]
     return message[:160]
+
+
+def drain(pieces: Generator[object, None, T]) -> T:
+    """What a generator returns, its pieces left unread (the whole answer of a streaming generator)."""
+    while True:
+        try:
+            next(pieces)
+        except StopIteration as done:
+            return done.value

@@ -27,6 +27,8 @@ from pydantic import Field
 from . import __version__
 from .config import K_MAX, K_MIN, check_k
 from .errors import RagError
+from .query import parse
+from .wire import answer_json, paper_json, search_json
 
 if TYPE_CHECKING:
     from .api import Papers
@@ -97,24 +99,20 @@ def build_server(papers: Papers) -> MCPServer:
     # The SDK runs plain (non-async) tools in worker threads, so a slow answer doesn't stall the session.
     @server.tool(description=SEARCH)
     def search_papers(query: SearchQuery, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
-        from .query import parse
-
         def run() -> dict[str, Any]:
-            # The same object as `rag search --json`: the query as cleaned up, then the ranked papers.
-            text = parse(query, year=year, venue=venue).text  # a bad query raises before the store opens
-            found = papers.search(query, k=check_k(k), year=year, venue=venue)
-            return {"query": text, "results": [source.to_json() for source in found]}
+            parsed = parse(query, year=year, venue=venue)  # a bad query raises before the store opens
+            return search_json(parsed, papers.search_query(parsed, k=check_k(k)).sources)
 
         return _user_errors(run)
 
     @server.tool(description=ASK)
     def ask(question: Question, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
-        return _user_errors(lambda: papers.ask(question, k=check_k(k), year=year, venue=venue).to_json())
+        return _user_errors(lambda: answer_json(papers.ask(question, k=check_k(k), year=year, venue=venue)))
 
     @server.tool(description=GET_PAPER)
     def get_paper(id: PaperId) -> dict[str, Any]:  # `id`: the name the assistant sees
         # An assistant may copy the id with its citation brackets, as `rag show` allows.
-        return _user_errors(lambda: papers.get(id.strip().strip("[]").strip()).to_json())
+        return _user_errors(lambda: paper_json(papers.get(id.strip().strip("[]").strip())))
 
     return server
 

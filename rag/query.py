@@ -373,9 +373,6 @@ class Query:
         """What the question is about, for messages ("no paper found covers “federated unlearning”")."""
         return self.search
 
-    def to_json(self) -> dict:
-        return {"search": self.search, "year": self.year, "venue": self.venue, "list": self.wants_list}
-
 
 def parse(question: str, year: int | None = None, venue: str | None = None) -> Query:
     """`question` as a `Query`. `year`/`venue` given as flags win over those written in the question."""
@@ -396,8 +393,3 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         counts=counted_noun(filters.text),
         defines=defined_name(filters.text),
     )
-
-
-def as_query(question: Query | str) -> Query:
-    """`question` as a `Query`: a function that takes either parses text here, once, at its entry."""
-    return parse(question) if isinstance(question, str) else question

@@ -12,13 +12,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from .llm import redact
+from .text import tidy_latex
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from .answer import Answer
     from .corpus import Paper
-    from .retrieval import Source
+    from .types import Answer, Source
 
 SNIPPET_CHARS = 240  # of each search result's snippet
 
@@ -40,14 +42,12 @@ def stderr_console() -> Console:
 
 def error_text(message: str, key: str | None) -> str:
     """The one line for a failure; belt and braces: whatever reaches the terminal never carries the API key."""
-    from .llm import redact
 
     return f"error: {redact(message, key)}"
 
 
 def warning_text(message: str, key: str | None) -> str:
     """Something failed and the command carried on (e.g. the extractive answer instead of the LLM's)."""
-    from .llm import redact
 
     return f"warning: {redact(message, key)}"
 
@@ -118,8 +118,6 @@ def print_paper(console: Console, paper: Paper) -> None:
 
 def print_results(sources: list[Source], filters: dict[str, object]) -> None:
     """`rag search`: ranked source lines, each with the start of its snippet."""
-    from .text import tidy_latex
-
     console = stdout_console()
     if filters:
         stderr_console().print(

@@ -13,31 +13,28 @@ stricter one for a question about a detail). `RAG_RERANKER=off` leaves the cosin
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import StoreError
+from .errors import ModelError
+from .lexical import term_coverages
+from .policy import FEATURES, RERANKER_DIR, Calibration, read_json
+from .query import Query
+from .types import Source
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .config import Settings
-    from .query import Query
-    from .retrieval import Source
 
-MODEL_DIR = Path(__file__).resolve().parent / "models" / "reranker"
+__all__ = ["FEATURES", "MODEL_DIR", "Reranker", "get_reranker", "passage"]
+
+MODEL_DIR = RERANKER_DIR
 PASSAGE_WORDS = 180  # abstract words kept before tokenising: more than the model's token window holds
-FEATURES = ("logit", "cosine", "coverage", "rank")
-
-
-class ModelError(StoreError):
-    """The packaged reranker is missing, corrupt, or does not match its model card."""
 
 
 def passage(title: str | None, abstract: str) -> str:
@@ -45,30 +42,12 @@ def passage(title: str | None, abstract: str) -> str:
     return f"{title or ''} {' '.join(abstract.split()[:PASSAGE_WORDS])}".strip()
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """The logistic layer over FEATURES and the two bars on its probability, all chosen on dev questions."""
-
-    weights: tuple[float, ...]
-    bias: float
-    relevance_bar: float  # abstain when no candidate reaches it
-    cite_bar: float  # an extractive answer to a list question cites the papers at or above it (the best always)
-    detail_bar: float  # the same for a question about a detail ("what does PURGE reach on RWKU?")
-    candidates: int  # fused candidates the cross-encoder scores
-
-    def probability(self, values: Sequence[float]) -> float:
-        z = self.bias + sum(w * v for w, v in zip(self.weights, values, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-
-
 class Reranker:
     """The packaged int8 cross-encoder; thread-safe after loading (onnxruntime sessions are)."""
 
-    def __init__(
-        self, folder: Path = MODEL_DIR, threads: int = 2, batch_size: int = 32, calibrated: bool = True
-    ) -> None:
+    def __init__(self, folder: Path = MODEL_DIR, threads: int = 2, batch_size: int = 32) -> None:
         self.folder = folder
-        manifest = _read_json(folder / "model.json")
+        manifest = read_json(folder / "model.json")
         self.max_length = int(manifest["max_length"])
         model_file = folder / manifest["file"]
         _check_file(model_file, manifest["sha256"])
@@ -89,8 +68,6 @@ class Reranker:
         self.tokenizer.enable_padding()
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.batch_size = batch_size
-        # Uncalibrated only while train.calibrate fits the calibration from this model's features.
-        self.calibration = load_calibration(folder) if calibrated else None
 
     def logits(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """One relevance logit per passage (higher: more relevant)."""
@@ -110,31 +87,21 @@ class Reranker:
 
     def features(self, query: Query, sources: Sequence[Source]) -> list[tuple[float, ...]]:
         """FEATURES for each source, in the fused order given."""
-        from .lexical import term_coverages
-
         logits = self.logits(query.search, [passage(s.title, s.abstract or s.snippet) for s in sources])
-        coverage = term_coverages(query.search, [f"{s.title or ''}. {s.abstract or s.snippet}" for s in sources])
+        coverage = term_coverages(query.search, [s.text for s in sources])
         return [
             (float(logit), float(source.score), covered, math.log1p(rank))
             for rank, (logit, source, covered) in enumerate(zip(logits, sources, coverage, strict=True))
         ]
 
-    def rerank(self, query: Query, sources: Sequence[Source]) -> list[Source]:
-        """`sources` with `relevance` set, most relevant first (ties keep the fused order)."""
-        probabilities = [self.calibration.probability(f) for f in self.features(query, sources)]
+    def rerank(self, query: Query, sources: Sequence[Source], calibration: Calibration) -> list[Source]:
+        """`sources` with `relevance` set by `calibration` (the policy's), most relevant first (ties keep the fused
+        order)."""
+        probabilities = [calibration.probability(f) for f in self.features(query, sources)]
         for source, probability in zip(sources, probabilities, strict=True):
             source.relevance = probability
         order = sorted(range(len(sources)), key=lambda i: -probabilities[i])
         return [sources[i] for i in order]
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ModelError(f"the reranker is not installed: {path} is missing (reinstall, or RAG_RERANKER=off)") from exc
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot read {path}: {exc}") from exc
 
 
 def _check_file(path: Path, expected: str) -> None:
@@ -151,23 +118,6 @@ def _check_file(path: Path, expected: str) -> None:
         raise ModelError(f"the reranker model {path} is corrupt: its sha256 does not match the model card")
 
 
-def load_calibration(folder: Path = MODEL_DIR) -> Calibration:
-    data = _read_json(folder / "calibration.json")
-    try:
-        if list(data["features"]) != list(FEATURES):
-            raise ValueError(f"features {data['features']} are not {list(FEATURES)}")
-        return Calibration(
-            tuple(float(w) for w in data["weights"]),
-            float(data["bias"]),
-            float(data["relevance_bar"]),
-            float(data["cite_bar"]),
-            float(data["detail_bar"]),
-            int(data["candidates"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{folder / 'calibration.json'} is malformed: {exc}") from exc
-
-
 _lock = threading.Lock()
 
 
@@ -177,8 +127,8 @@ def _load(folder: Path) -> Reranker:
 
 
 def get_reranker(settings: Settings | None = None) -> Reranker:
-    """The process's reranker (`settings.reranker_model`, else the packaged one), loaded once: the first question
-    pays ~0.2 s."""
+    """The reranker model (`settings.reranker_model`, else the packaged one), loaded once per process and folder
+    (~0.2 s): a loader `Pipeline` calls when it is built, never on a question's path."""
     folder = settings.reranker_model if settings is not None and settings.reranker_model else MODEL_DIR
     with _lock:
         return _load(Path(folder))

@@ -16,6 +16,9 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
+from .embedding import load_tokenizer
+from .lexical import _stemmer
+
 if TYPE_CHECKING:
     from .lexical import LexicalIndex
 
@@ -25,9 +28,6 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 class Speller:
     def __init__(self, index: LexicalIndex) -> None:
-        from .embedding import load_tokenizer
-        from .lexical import _stemmer
-
         self.index = index
         self.stemmer = _stemmer()
         self.stems = index.bm25.vocab_dict if index.chunk_ids else {}

@@ -1,4 +1,5 @@
-"""Helpers shared by test modules that drive the installed commands in subprocesses."""
+"""Helpers shared by test modules: the plumbing of a question through the core's pipeline, and of the installed
+commands run in subprocesses."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rag.types import Answer, Event, Retrieval, Source
 
 BIN = Path(sys.executable).parent
 
@@ -88,3 +95,68 @@ def assert_store_exact(store: Path, papers) -> None:
         assert metadata["paper_hash"] == chunk.metadata["paper_hash"], f"{chunk_id} is of another version"
         assert (document, metadata) == (chunk.text, chunk.metadata), f"{chunk_id} differs from the paper's text"
     assert final.count_papers() == len(papers)
+
+
+# -- a question through the pipeline ------------------------------------------------------------------------------
+
+
+def run_events(
+    question: str, store, embedder, settings, backend: str | None = None, *, year=None, venue=None, **options
+) -> list[Event]:
+    """Every event of `question` (parsed, `year`/`venue` as flags) through a `Pipeline` over the store; `options`
+    go to `Pipeline.run` (streamed unless `stream=False`)."""
+    from rag.pipeline import Pipeline
+    from rag.query import parse
+
+    return list(Pipeline(store, embedder, settings).run(parse(question, year, venue), backend=backend, **options))
+
+
+def ask(
+    question: str, store, embedder, settings, backend: str | None = None, *, year=None, venue=None, **options
+) -> Answer:
+    """The answer to `question` read whole (`stream=False` unless given), through a `Pipeline` over the store."""
+    from rag.pipeline import answer_of
+
+    options.setdefault("stream", False)
+    return answer_of(run_events(question, store, embedder, settings, backend, year=year, venue=venue, **options))
+
+
+def retrieve(question: str, store, embedder, settings, *, year=None, venue=None, **options) -> Retrieval:
+    """The `Retrieval` for `question` (parsed, `year`/`venue` as flags); `options` go to `Pipeline.retrieve`."""
+    from rag.pipeline import Pipeline
+    from rag.query import parse
+
+    return Pipeline(store, embedder, settings).retrieve(parse(question, year, venue), **options)
+
+
+def answer_from(question: str, sources: list[Source], backend, policy, **options) -> Answer:
+    """The answer `rag.pipeline.respond` gives to `question` from these sources (read whole unless `stream=True`)."""
+    from rag.pipeline import answer_of, respond
+    from rag.query import parse
+
+    options.setdefault("stream", False)
+    return answer_of(respond(parse(question), sources, backend, policy, **options))
+
+
+def shown_text(events: Iterable[Event]) -> str:
+    """What a reader of the events saw: the "text" pieces, joined."""
+    return "".join(event.text for event in events if event.type == "text")
+
+
+def generated(backend, question: str, sources: list[Source], policy=None, stream: bool = True):
+    """What `backend.generate` yields for `question` from `sources` (judged under `policy`, default the settings'
+    with the packaged calibration): the text pieces, and the `Generation` it returns."""
+    from rag.config import Settings
+    from rag.judge import judge
+    from rag.policy import Policy
+    from rag.query import parse
+
+    query = parse(question)
+    policy = policy or Policy.from_settings(Settings())
+    run = backend.generate(query, sources, judge(query, sources, policy), stream=stream)
+    pieces = []
+    while True:
+        try:
+            pieces.append(next(run))
+        except StopIteration as done:
+            return pieces, done.value

@@ -96,18 +96,18 @@ AREAS: dict[str, Area] = {
                 ),
                 # Where an answer's text meets the filter: streamed pieces, the tail, a failed LLM's half answer.
                 Target(
-                    "rag/answer.py",
-                    ("answer_from_sources",),
+                    "rag/pipeline.py",
+                    ("respond",),
                     {
-                        "answer_from_sources": (
+                        "respond": (
                             "valid = ",
-                            "stream = CitationStreamFilter",
+                            "checker = CitationStreamFilter",
                             "checked = ",
-                            "if checked and on_text",
+                            "if checked:",
                             "already_dropped = list(",
-                            "if stream:",
-                            "tail = stream.flush()",
-                            "if tail and on_text",
+                            "if checker:",
+                            "tail = checker.flush()",
+                            "if tail:",
                             "text, dropped = enforce_citations",
                             "dropped = list(dict.fromkeys",
                             "citations = [] if abstained",
@@ -122,12 +122,12 @@ AREAS: dict[str, Area] = {
             (
                 Target(
                     "rag/retrieval.py",
-                    ("score_fusion", "reciprocal_rank_fusion", "_lexical_is_evidence", "_retrieve"),
+                    ("score_fusion", "reciprocal_rank_fusion", "_lexical_is_evidence", "fuse"),
                     {
-                        "_retrieve": (
-                            'if mode == "dense":@2',  # the first is the venue check
+                        "fuse": (
+                            'if mode == "dense":',
                             'elif mode == "lexical":',
-                            "elif lexical_index is not None",
+                            "elif index is not None",
                             'if mode == "hybrid-rrf":',
                             "ranked = ",
                             "{p: hit.score",
@@ -140,29 +140,34 @@ AREAS: dict[str, Area] = {
         Area(
             "abstention",
             (
+                # The one decision whether to answer, and the one line a refusal says.
+                Target("rag/judge.py", ("judge", "defines_name", "by_closeness", "refusal")),
+                # Where the verdict meets the answer: a refusal, or a reply left empty by the citation check.
                 Target(
-                    "rag/answer.py",
-                    (
-                        "abstention_text",
-                        "by_closeness",
-                        "weak_evidence",
-                        "no_count_given",
-                        "abstained_by_rule",
-                        "answer_from_sources",
-                        "EXACT_MATCH_COVERAGE",
-                        "EXACT_MATCH_SLACK",
-                    ),
+                    "rag/pipeline.py",
+                    ("respond",),
                     {
-                        "answer_from_sources": (
-                            "if weak_evidence(",
-                            "text = abstention_text(",
-                            "return Answer(query, text, [], by_closeness",
+                        "respond": (
+                            "if not verdict.answers:",
+                            "text = refusal(",
+                            "refused = Answer(query, text, [], by_closeness",
                             "abstained = generation.abstained",
                             "if abstained:",
-                            'text = "The indexed abstracts',
+                            "text = NO_ANSWER",
                             "by_closeness(sources) if abstained",
                         )
                     },
+                ),
+                # The judge's bars: the slack of an exact term match, the facet bar and the facet too light to count.
+                Target(
+                    "rag/policy.py",
+                    (
+                        "Policy.exact_match_coverage",
+                        "Policy.exact_match_slack",
+                        "Policy.facet_bar",
+                        "Policy.light_facet",
+                        "Policy.sentence_evidence",
+                    ),
                 ),
                 Target(
                     "rag/backends/extractive.py",
@@ -173,7 +178,7 @@ AREAS: dict[str, Area] = {
                 # Which papers a non-abstaining answer keeps: the evidence selection.
                 Target(
                     "rag/evidence.py",
-                    ("Selector.select", "Selector._uses_the_phrase", "Selector._has_evidence", "SENTENCE_EVIDENCE"),
+                    ("Selector.select", "Selector._uses_the_phrase", "Selector._has_evidence"),
                 ),
                 # The one rule for "a list of papers" vs "the paper", decided when the question is parsed.
                 Target("rag/query.py", ("asks_for_list", "names_a_topic", "counted_noun")),
@@ -188,18 +193,22 @@ AREAS: dict[str, Area] = {
                         "_spelled_out",
                         "holds_topic",
                         "gives_count",
-                        "FACET_BAR",
-                        "LIGHT_FACET",
                     ),
                 ),
                 # The exact-term coverage that buys a paper the abstention slack is computed at retrieval.
                 Target(
-                    "rag/retrieval.py",
-                    ("_retrieve",),
-                    {"_retrieve": ('if mode != "dense" and sources:', "sources[0].term_coverage = ")},
+                    "rag/pipeline.py",
+                    ("Pipeline.add_lexical_evidence",),
+                    {
+                        "Pipeline.add_lexical_evidence": (
+                            "if not sources:",
+                            'if mode != "dense":',
+                            "sources[0].term_coverage = ",
+                        )
+                    },
                 ),
             ),
-            ("tests/test_answer.py", "tests/test_query.py", "tests/test_facets.py"),
+            ("tests/test_judge.py", "tests/test_answer.py", "tests/test_query.py", "tests/test_facets.py"),
         ),
         Area(
             "followups",
@@ -257,16 +266,13 @@ EQUIVALENT: dict[str, str] = {
     "rag/facets.py:_spelled_out: return set() -> pass": (
         "the early exit for no acronyms: the loop below then finds nothing and returns the same empty set"
     ),
-    "rag/facets.py:weighty: return tuple(f for f in parts if _weight(f, weight) >= LIGHT_FACET * heaviest) -> "
-    "return tuple(f for f in parts if _weight(f, weight) > LIGHT_FACET * heaviest)": (
+    "rag/facets.py:weighty: return tuple(f for f in parts if _weight(f, weight) >= light * heaviest) -> "
+    "return tuple(f for f in parts if _weight(f, weight) > light * heaviest)": (
         "a facet weighing exactly a third of the heaviest: sums of BM25 IDFs (logarithms) never meet that product"
     ),
-    "rag/answer.py:answer_from_sources: if tail and on_text: -> if tail or on_text:": (
-        "adds only an on_text('') call when nothing is held at the end (a stream exists only with on_text)"
-    ),
     "rag/evidence.py:Selector._has_evidence: return bool(question_words & "
-    "content_words(sentence)) or score >= SENTENCE_EVIDENCE -> return bool(question_words & "
-    "content_words(sentence)) or score > SENTENCE_EVIDENCE": (
+    "content_words(sentence)) or score >= self.policy.sentence_evidence -> return bool(question_words & "
+    "content_words(sentence)) or score > self.policy.sentence_evidence": (
         "reached only with no shared word, when the score is a float32 cosine: none equals the float 0.65"
     ),
     "rag/evidence.py:Selector.select: ranked = sorted(scored.get(i, []), key=lambda t: "
@@ -405,7 +411,8 @@ class _Source:
 
 
 def _definitions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
-    """(qualname, node) for every function and method, and for module-level constant assignments."""
+    """(qualname, node) for every function and method, for module-level constant assignments, and for a class's
+    fields with their defaults (`Policy.facet_bar`: the tuned numbers live in the frozen `rag.policy.Policy`)."""
 
     def walk(body: list[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.AST]]:
         for node in body:
@@ -413,11 +420,11 @@ def _definitions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
                 yield prefix + node.name, node
             elif isinstance(node, ast.ClassDef):
                 yield from walk(node.body, f"{prefix}{node.name}.")
-            elif not prefix and isinstance(node, (ast.Assign, ast.AnnAssign)):
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     if isinstance(target, ast.Name):
-                        yield target.id, node
+                        yield prefix + target.id, node
 
     yield from walk(tree.body, "")
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
 
-from rag.answer import answer_from_sources, ask, clean_question, weak_evidence
-from rag.backends import Generation, get_backend
+from rag.backends import Generation
 from rag.backends.extractive import ExtractiveBackend
 from rag.citations import find_citations
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.errors import InputError, LLMError
-from rag.query import parse, search_text
-from rag.retrieval import Source, retrieve
+from rag.judge import judge
+from rag.llm import drain
+from rag.pipeline import Pipeline
+from rag.policy import Policy
+from rag.query import clean_question, parse, search_text
+from rag.types import Source
+
+from .helpers import answer_from, ask, retrieve, run_events
 
 UNLEARNING = {"001-02", "001-15", "001-18"}  # every seed abstract about machine unlearning
 
@@ -40,7 +46,7 @@ def test_results_are_paper_level_best_first_with_their_best_chunk(seed_store, se
 
 def test_year_filter_keeps_only_that_year(seed_store, seed_settings):
     store, embedder = seed_store
-    sources = retrieve(parse("clustering", year=2025), store, embedder, seed_settings, k=8).sources
+    sources = retrieve("clustering", store, embedder, seed_settings, year=2025, k=8).sources
     assert sources and all(s.year == 2025 and s.id.startswith("004-") for s in sources)
 
 
@@ -117,7 +123,7 @@ def test_a_year_with_no_papers_is_named_in_the_abstention(seed_store, seed_setti
     store, embedder = seed_store
     asked = ask("which ICLR 2027 papers study unlearning?", store, embedder, seed_settings)
     assert asked.abstained and asked.answer.endswith("the store has no paper from 2027.")
-    flagged = ask(parse("which papers study unlearning?", year=1999), store, embedder, seed_settings)
+    flagged = ask("which papers study unlearning?", store, embedder, seed_settings, year=1999)
     assert flagged.abstained and flagged.answer.endswith("the store has no paper from 1999.")
 
 
@@ -166,9 +172,10 @@ def test_a_topic_no_paper_covers_is_abstained_on(seed_store, seed_settings):
     assert asked.sources[0].score > seed_settings.min_score  # the cosine threshold alone would have answered
     assert not ask("which papers study unlearning?", store, embedder, off).abstained
     assert not ask("which papers study federated learning?", store, embedder, off).abstained
-    # In a chat follow-up about papers the user chose (min_score 0), no evidence bar applies.
-    chosen = replace(off, min_score=0.0)
-    assert not ask("which papers study federated unlearning?", store, embedder, chosen).abstained
+    # In a chat follow-up about papers the user chose, no evidence bar applies; nor with the bars set to 0.
+    chosen = replace(Policy.from_settings(off), papers_chosen=True)
+    assert not ask("which papers study federated unlearning?", store, embedder, off, policy=chosen).abstained
+    assert not ask("which papers study federated unlearning?", store, embedder, replace(off, min_score=0.0)).abstained
 
 
 def test_abstention_threshold_is_configurable(seed_store, seed_settings):
@@ -216,42 +223,46 @@ def paper(pid: str, score: float, abstract: str, coverage: float | None = None) 
 
 
 SETTINGS = Settings()  # min_score 0.365
+POLICY = Policy.from_settings(SETTINGS)
 MIN = SETTINGS.min_score
+
+
+def weak_evidence(sources: list[Source], question: str, policy: Policy = POLICY) -> bool:
+    """Whether the judge refuses to answer `question` from `sources`."""
+    return not judge(parse(question), sources, policy).answers
 
 
 def test_the_evidence_threshold_is_inclusive_and_an_exact_term_match_gets_its_slack():
     plain = "We study sparse attention kernels."
-    assert not weak_evidence([paper("a", MIN, plain)], SETTINGS, "sparse attention kernels")  # at the bar
-    assert weak_evidence([paper("a", MIN - 0.01, plain)], SETTINGS, "sparse attention kernels")
+    assert not weak_evidence([paper("a", MIN, plain)], "sparse attention kernels")  # at the bar
+    assert weak_evidence([paper("a", MIN - 0.01, plain)], "sparse attention kernels")
     # every term of the question in the top paper ("what is DiVeQ?"): 0.10 of slack, no more
-    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=1.0)], SETTINGS, "what is DiVeQ?")
-    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.99)], SETTINGS, "what is DiVeQ?")
-    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.98)], SETTINGS, "what is DiVeQ?")
-    assert weak_evidence([paper("a", MIN - 0.11, plain, coverage=1.0)], SETTINGS, "what is DiVeQ?")
+    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=1.0)], "what is DiVeQ?")
+    assert not weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.99)], "what is DiVeQ?")
+    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=0.98)], "what is DiVeQ?")
+    assert weak_evidence([paper("a", MIN - 0.11, plain, coverage=1.0)], "what is DiVeQ?")
     # dense retrieval measures no coverage: no slack
-    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=None)], SETTINGS, "what is DiVeQ?")
+    assert weak_evidence([paper("a", MIN - 0.05, plain, coverage=None)], "what is DiVeQ?")
 
 
 def test_the_abstention_message_says_why():
-    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
-    nothing = answer_from_sources("which papers study unlearning?", [], extractive, SETTINGS)
+    extractive = ExtractiveBackend(get_embedder(SETTINGS), POLICY)
+    nothing = answer_from("which papers study unlearning?", [], extractive, POLICY)
     assert nothing.abstained and nothing.answer == (
         "The indexed abstracts don't answer this: no paper in the store matches the question."
     )
     # abstained by the facet rule with the best paper exactly at the threshold: not "below the threshold"
     at_bar = [replace(paper("a", MIN, "We study federated learning."), facet_shares=(("federated unlearning", 0.4),))]
-    topic = answer_from_sources("which papers study federated unlearning?", at_bar, extractive, SETTINGS)
+    topic = answer_from("which papers study federated unlearning?", at_bar, extractive, POLICY)
     assert topic.abstained
     assert "no paper found covers “federated unlearning”; the closest (a, 0.36)" in topic.answer
-    below = answer_from_sources(
-        "which papers study federated unlearning?", [paper("a", 0.3, "x")], extractive, SETTINGS
-    )
+    below = answer_from("which papers study federated unlearning?", [paper("a", 0.3, "x")], extractive, POLICY)
     assert below.answer.endswith("the closest paper (a) scores 0.30, below the evidence threshold 0.365.")
 
 
 def test_a_venue_with_no_papers_is_named_in_the_abstention(seed_store, seed_settings):
     store, embedder = seed_store
-    asked = ask(parse("which papers study unlearning?", venue="NeurIPS 2024"), store, embedder, seed_settings)
+    asked = ask("which papers study unlearning?", store, embedder, seed_settings, venue="NeurIPS 2024")
     assert asked.abstained and asked.answer.endswith("the store has no paper from NeurIPS 2024.")
 
 
@@ -276,24 +287,26 @@ class FixedReply:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def generate(self, question: str, sources: list[Source], on_text=None) -> Generation:
+    def generate(self, query, sources, verdict, stream=True):
+        yield from ()  # a generator, as every backend's `generate` is: nothing streamed
         return Generation(text=self.text)
 
 
 def test_an_llm_reply_left_empty_by_citation_checks_is_an_abstention_listing_the_closest_papers():
     sources = [paper("a", 0.5, "Sparse attention kernels."), paper("b", 0.7, "Attention on long sequences.")]
-    answer = answer_from_sources("q", sources, FixedReply("[999-99] [888-88]"), SETTINGS)
+    answer = answer_from("q", sources, FixedReply("[999-99] [888-88]"), POLICY)
     assert answer.abstained and answer.citations == [] and answer.dropped_citations == ["999-99", "888-88"]
     assert answer.answer == (
         "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
     )
     assert [s.id for s in answer.sources] == ["b", "a"]  # closest first, as any abstention lists them
-    kept = answer_from_sources("q", sources, FixedReply("Kernels help [a]."), SETTINGS)
+    kept = answer_from("q", sources, FixedReply("Kernels help [a]."), POLICY)
     assert not kept.abstained and [s.id for s in kept.sources] == ["a", "b"]  # an answer keeps the ranking
 
 
 def test_the_extractive_backend_given_no_papers_abstains():
-    generation = ExtractiveBackend(get_embedder(SETTINGS), SETTINGS).generate("which papers study x?", [])
+    query = parse("which papers study x?")
+    generation = drain(ExtractiveBackend(get_embedder(SETTINGS), POLICY).generate(query, [], judge(query, [], POLICY)))
     assert generation.abstained and generation.text == ""
 
 
@@ -301,8 +314,8 @@ def test_the_extractive_backend_given_no_papers_abstains():
 
 
 def cited(question: str, sources: list[Source]) -> list[str]:
-    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
-    answer = answer_from_sources(question, sources, extractive, SETTINGS)
+    extractive = ExtractiveBackend(get_embedder(SETTINGS), POLICY)
+    answer = answer_from(question, sources, extractive, POLICY)
     assert not answer.abstained
     return answer.citations
 
@@ -369,11 +382,11 @@ THREE_SENTENCES = (
 
 
 def test_a_detail_question_quotes_two_sentences_of_the_best_paper_a_list_one_per_paper():
-    extractive = get_backend("extractive", SETTINGS, get_embedder(SETTINGS))
+    extractive = ExtractiveBackend(get_embedder(SETTINGS), POLICY)
     other = "Machine unlearning is evaluated with membership inference. It needs no retraining."
 
     def quotes(question: str, sources: list[Source]) -> list[int]:
-        return quoted_sentences(answer_from_sources(question, sources, extractive, SETTINGS).answer)
+        return quoted_sentences(answer_from(question, sources, extractive, POLICY).answer)
 
     both = [paper("a", 0.6, THREE_SENTENCES), paper("b", 0.55, other)]
     assert quotes("how is machine unlearning evaluated?", both) == [2, 1]
@@ -389,42 +402,69 @@ class _DownLLM:
     name = "openai"
     streams = False
 
-    def generate(self, query, sources, on_text=None):
+    def generate(self, query, sources, verdict, stream=True):
         raise LLMError("the LLM endpoint is down")
+        yield  # a generator, as every backend's `generate` is
 
 
 def test_the_evals_ask_reads_the_top_k_of_a_deeper_retrieval_and_can_refuse_the_fallback(
     seed_store, seed_settings, monkeypatch
 ):
-    import rag.backends
-
     store, embedder = seed_store
-    seen = []
     question = "which papers study unlearning?"
-    answer = ask(question, store, embedder, seed_settings, "extractive", k=3, on_retrieved=seen.append, depth=10)
-    ranked = [s.id for s in seen[0].sources]
+    events = run_events(question, store, embedder, seed_settings, "extractive", k=3, depth=10, stream=False)
+    assert [event.type for event in events] == ["query", "sources", "text", "answer"]
+    answer = events[-1].answer
+    ranked = [s.id for s in events[1].sources]
     assert len(ranked) == 10 and [s.id for s in answer.sources] == ranked[:3]  # scored deep, answered from k
     assert not answer.abstained and set(answer.citations) <= set(ranked[:3])
-    seen.clear()
-    ask(question, store, embedder, seed_settings, "extractive", k=3, on_retrieved=seen.append)
-    assert len(seen[0].sources) == 3  # without depth, retrieval stops at k as before
+    events = run_events(question, store, embedder, seed_settings, "extractive", k=3, stream=False)
+    assert len(events[1].sources) == 3  # without depth, retrieval stops at k as before
 
-    real = rag.backends.get_backend
-    monkeypatch.setattr(rag.backends, "get_backend", lambda n, *a: _DownLLM() if n == "openai" else real(n, *a))
+    pipeline = Pipeline(store, embedder, seed_settings)
+    real = pipeline.backend
+    monkeypatch.setattr(pipeline, "backend", lambda name, policy=None: _DownLLM() if name == "openai" else real(name))
     with pytest.raises(LLMError, match="down"):
-        ask(question, store, embedder, seed_settings, "openai", fallback=False)
-    fell_back = ask(question, store, embedder, seed_settings, "openai")
+        pipeline.answer(parse(question), backend="openai", fallback=False)
+    fell_back = pipeline.answer(parse(question), backend="openai")
     assert fell_back.backend == "extractive" and fell_back.warnings
 
 
-def test_evidence_selection_takes_the_question_as_text_too(seed_store, seed_settings):
+def test_evidence_selection_keeps_the_papers_on_the_topic_under_the_judges_verdict(seed_store, seed_settings):
     from rag.evidence import Selector
 
     store, embedder = seed_store
-    question = "which papers study unlearning?"
-    sources = retrieve(question, store, embedder, seed_settings).sources
-    selector = Selector(embedder, seed_settings)
-    kept, wants_list = selector.select(question, sources)
+    query = parse("which papers study unlearning?")
+    sources = retrieve(query.text, store, embedder, seed_settings).sources
+    policy = Policy.from_settings(seed_settings)
+    verdict = judge(query, sources, policy)
+    assert verdict.answers and verdict.reason == "evidence"
+    kept, wants_list = Selector(embedder, policy).select(query, sources, verdict)
     assert wants_list and {source.id for source, _ in kept} >= UNLEARNING
-    parsed_kept, _ = selector.select(parse(question), sources)
-    assert [source.id for source, _ in kept] == [source.id for source, _ in parsed_kept]
+
+
+ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "which papers study unlearning?",  # a list: one sentence per paper
+        "what unlearning effectiveness does PURGE reach on RWKU?",  # a detail: two sentences of the best paper
+        "what is CAMEL?",  # the sentence introducing the name, and the next
+        "How do PURGE and Sharp MinMax differ in how they perform unlearning?",
+    ],
+)
+def test_the_quoted_positions_are_the_sentences_the_extractive_answer_shows(seed_store, seed_settings, question):
+    from rag.evidence import display_sentences
+
+    store, embedder = seed_store
+    answer = ask(question, store, embedder, seed_settings, "extractive")
+    assert not answer.abstained and sorted(answer.quoted) == sorted(answer.citations)
+    abstracts = {s.id: s.abstract for s in answer.sources}
+    lines = {line.rsplit(" [", 1)[1].rstrip("]"): line.lower() for line in answer.answer.splitlines()[1:]}
+    for pid, positions in answer.quoted.items():
+        sentences = display_sentences(abstracts[pid])
+        assert positions and positions == sorted(set(positions)) and all(0 <= i < len(sentences) for i in positions)
+        for i in positions:  # shown as quoted, less an additive opener ("Moreover, "), capitalised
+            assert ADDITIVE_OPENER.sub("", sentences[i]).lower() in lines[pid], (pid, i)

@@ -9,6 +9,7 @@ import pytest
 
 from rag import NotFoundError, Papers
 from rag.errors import InputError, StoreError
+from rag.wire import answer_json, event_json, query_json
 
 QUESTION = "which papers study unlearning?"
 
@@ -23,8 +24,9 @@ def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
     assert not answer.abstained and answer.backend == "extractive"
     assert {"001-02", "001-18"} <= set(answer.citations) <= {s.id for s in answer.sources}
     assert all(f"[{c}]" in answer.answer for c in answer.citations)
-    assert answer.query.to_json() == {"search": "unlearning", "year": None, "venue": None, "list": True}
-    assert answer.to_json()["query"] == answer.query.to_json() and answer.to_json()["question"] == QUESTION
+    assert query_json(answer.query) == {"search": "unlearning", "year": None, "venue": None, "list": True}
+    payload = answer_json(answer)
+    assert payload["query"] == query_json(answer.query) and payload["question"] == QUESTION
 
 
 def test_ask_applies_year_and_venue_given_as_arguments(papers):
@@ -59,7 +61,7 @@ def test_stream_events_come_in_order_and_end_with_the_same_answer_as_ask(papers)
     assert events[0].query == final.query
     expected = papers.ask(QUESTION)
     assert (final.answer, final.citations) == (expected.answer, expected.citations)
-    assert events[-1].to_json()["answer"]["citations"] == final.citations
+    assert event_json(events[-1])["answer"]["citations"] == final.citations
 
 
 def test_a_streamed_abstention_is_an_answer_too(papers):
@@ -105,8 +107,29 @@ def test_a_follow_up_with_history_is_read_as_rag_chat_reads_it(papers):
     third = papers.ask("what does the third one find?", history=history)
     assert third.citations == [first.citations[2]]
     events = list(papers.stream("only 2025 ones", history=history))
-    query = events[0].to_json()
+    query = event_json(events[0])
     assert query["resolved"]["year"] == 2025 and query["query"]["search"] == "unlearning"
     assert all(source.year == 2025 for source in events[-1].answer.sources)
     with pytest.raises(InputError, match="no list to count in"):
         papers.ask("the second one", history=[])
+
+
+def test_compare_them_after_an_answer_citing_several_papers_sets_them_side_by_side(papers):
+    """ "compare them" is about the papers the last answer cited: each is quoted on the topic, side by side, none
+    dropped as a weaker match (it used to raise a TypeError through `Papers.stream`)."""
+    from rag.api import PastTurn
+
+    first = papers.ask(QUESTION)
+    assert len(first.citations) >= 2
+    history = [PastTurn(QUESTION, first.answer)]
+    events = list(papers.stream("compare them", history=history))
+    assert [event.type for event in events] == ["query", "sources", "text", "answer"]
+    assert events[0].resolved is not None and list(events[0].resolved.paper_ids) == first.citations
+    assert [s.id for s in events[1].sources] == first.citations
+    answer = events[-1].answer
+    assert not answer.abstained and answer.citations == first.citations
+    lead, *lines = answer.answer.splitlines()
+    assert lead == f"{len(first.citations)} papers side by side:"
+    assert [line.rsplit(" [", 1)[1] for line in lines] == [f"{pid}]" for pid in first.citations]  # one line each
+    assert events[2].text == answer.answer
+    assert papers.ask("compare them", history=history).citations == first.citations  # whole, the same

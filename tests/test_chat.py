@@ -18,7 +18,6 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from rag.answer import Answer
 from rag.chat import condense_messages
 from rag.followups import (
     ChatState,
@@ -32,7 +31,7 @@ from rag.followups import (
     resolve,
 )
 from rag.query import coined_names, parse
-from rag.retrieval import Source
+from rag.types import Answer, Source
 
 from .llm_server import ScriptedLLM
 
@@ -438,7 +437,9 @@ def test_piped_questions_are_answered_in_turn_as_plain_text(chat_env):
     assert blocks[2].startswith("1 paper says:") and cited(blocks[2]) == ["001-18"]
     payload = json.loads(result.stdout.splitlines()[-1])  # /json: one object per line
     assert payload["question"] == "and the third one?" and payload["citations"] == ["001-15"]
-    assert payload["resolved"] == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}
+    resolved = {k: v for k, v in payload["resolved"].items() if k != "described"}
+    assert resolved == {"query": "unlearning", "paper_ids": ["001-15"], "year": None}
+    assert payload["resolved"]["described"].startswith("↳ searching: unlearning")
     assert "↳ searching: unlearning · papers 001-18" in result.stderr
 
 

@@ -6,15 +6,19 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer import answer_from_sources
-from rag.backends import Generation, get_backend
+from rag.backends import Generation
+from rag.backends.extractive import ExtractiveBackend
 from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.citations import CitationStreamFilter, enforce_citations, find_citations
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.errors import LLMError
-from rag.retrieval import Source
+from rag.pipeline import answer_of, respond
+from rag.policy import Policy
+from rag.query import parse
+from rag.types import Answer, Source
 
+from .helpers import answer_from
 from .llm_server import ScriptedLLM
 
 VALID = ["000-01", "002-07", "KRVnpTbx7R"]
@@ -104,15 +108,27 @@ def llm():
         yield server
 
 
-def openai_backend(llm: ScriptedLLM, model: str) -> tuple[OpenAICompatibleBackend, Settings]:
+def openai_backend(llm: ScriptedLLM, model: str) -> tuple[OpenAICompatibleBackend, Policy]:
     settings = replace(Settings(), llm_base_url=llm.url, llm_model=model, llm_timeout=10.0, llm_max_retries=0)
-    return OpenAICompatibleBackend(settings), settings
+    return OpenAICompatibleBackend(settings), Policy.from_settings(settings)
+
+
+POLICY = Policy.from_settings(Settings())
+
+
+def extractive(policy: Policy = POLICY) -> ExtractiveBackend:
+    return ExtractiveBackend(get_embedder(Settings()), policy)
+
+
+def streamed(question: str, sources: list[Source], backend, policy: Policy, **options) -> tuple[Answer, list[str]]:
+    """The answer `respond` streams, and the text pieces a reader saw as they came."""
+    events = list(respond(parse(question), sources, backend, policy, stream=True, **options))
+    return answer_of(events), [event.text for event in events if event.type == "text"]
 
 
 def test_a_streamed_llm_answer_never_shows_a_citation_of_a_paper_not_retrieved(llm):
-    backend, settings = openai_backend(llm, "bad-cite")
-    pieces: list[str] = []
-    answer = answer_from_sources(QUESTION, sources(), backend, settings, on_text=pieces.append)
+    backend, policy = openai_backend(llm, "bad-cite")
+    answer, pieces = streamed(QUESTION, sources(), backend, policy)
     assert llm.requests[-1]["stream"] is True and len(pieces) > 1  # shown as it came, not at the end
     shown = "".join(pieces)
     assert shown == answer.answer == "The most relevant paper studies this directly [000-01]. Another paper agrees."
@@ -121,8 +137,8 @@ def test_a_streamed_llm_answer_never_shows_a_citation_of_a_paper_not_retrieved(l
 
 def test_an_unstreamed_llm_answer_is_checked_the_same_and_keeps_its_token_counts(llm):
     # `rag ask --json` shows nothing until the end: one plain completion, whose usage the JSON reports.
-    backend, settings = openai_backend(llm, "bad-cite")
-    answer = answer_from_sources(QUESTION, sources(), backend, settings)
+    backend, policy = openai_backend(llm, "bad-cite")
+    answer = answer_from(QUESTION, sources(), backend, policy)
     assert not llm.requests[-1].get("stream")
     assert answer.answer == "The most relevant paper studies this directly [000-01]. Another paper agrees."
     assert answer.citations == ["000-01"] and answer.dropped_citations == ["999-99"]
@@ -130,10 +146,8 @@ def test_an_unstreamed_llm_answer_is_checked_the_same_and_keeps_its_token_counts
 
 
 def test_a_stream_cut_halfway_keeps_the_citation_it_removed_on_record(llm):
-    backend, settings = openai_backend(llm, "stream-cut")
-    pieces: list[str] = []
-    fallback = get_backend("extractive", settings, get_embedder(settings))
-    answer = answer_from_sources(QUESTION, sources(), backend, settings, pieces.append, fallback=fallback)
+    backend, policy = openai_backend(llm, "stream-cut")
+    answer, pieces = streamed(QUESTION, sources(), backend, policy, fallback=extractive(policy))
     shown = "".join(pieces)
     # the half answer with [999-99] removed and the unclosed "[998-" never shown, then the extractive answer
     assert shown == "The most relevant paper studies this [000-01]. Another agrees. And\n" + answer.answer
@@ -155,30 +169,24 @@ class PiecesBackend:
     def __init__(self, pieces: list[str], fail: bool = False) -> None:
         self.pieces, self.fail = pieces, fail
 
-    def generate(self, question: str, sources: list[Source], on_text=None) -> Generation:
-        for piece in self.pieces:
-            if on_text:
-                on_text(piece)
+    def generate(self, query, sources: list[Source], verdict, stream: bool = True):
+        yield from self.pieces
         if self.fail:
             raise LLMError("the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError)")
         return Generation(text="".join(self.pieces))
 
 
 def test_a_bracket_still_open_when_the_stream_ends_is_shown_as_text():
-    pieces: list[str] = []
     backend = PiecesBackend(["DiVeQ trains codebooks [000-01]; see [the", " appendix"])
-    answer = answer_from_sources(QUESTION, sources(), backend, Settings(), on_text=pieces.append)
+    answer, pieces = streamed(QUESTION, sources(), backend, POLICY)
     assert "".join(pieces) == answer.answer == "DiVeQ trains codebooks [000-01]; see (the appendix"
     assert answer.citations == ["000-01"]
 
 
 def test_a_stream_that_fails_while_its_text_is_held_back_has_shown_nothing():
     # Only an unclosed "[000-" reached the filter: the user saw nothing, so there is no half answer to end.
-    settings = Settings()
-    pieces: list[str] = []
-    fallback = get_backend("extractive", settings, get_embedder(settings))
     backend = PiecesBackend(["  [000-"], fail=True)
-    answer = answer_from_sources(QUESTION, sources(), backend, settings, pieces.append, fallback=fallback)
+    answer, pieces = streamed(QUESTION, sources(), backend, POLICY, fallback=extractive())
     assert "".join(pieces) == answer.answer and answer.answer.startswith("2 papers say:\n- ")
     assert answer.warnings == [
         "the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError); "

@@ -52,6 +52,7 @@ def test_ask_json_has_the_documented_shape(use_seed_store):
         "answer",
         "citations",
         "sources",
+        "quoted",
         "abstained",
         "backend",
         "dropped_citations",
@@ -59,6 +60,7 @@ def test_ask_json_has_the_documented_shape(use_seed_store):
         "usage",
         "warnings",
     }
+    assert set(payload["quoted"]) == set(payload["citations"])  # an extractive answer quotes every paper it cites
     assert payload["backend"] == "extractive" and payload["abstained"] is False and payload["usage"] is None
     assert payload["warnings"] == []
     assert len(payload["sources"]) <= 4 and all(set(s) == SOURCE_KEYS for s in payload["sources"])

@@ -1,11 +1,23 @@
-"""Quoting the chosen sentences (the selection itself is tested through `answer_from_sources` in test_answer)."""
+"""Quoting the chosen sentences (the selection itself is tested through `rag.pipeline.respond` in test_answer)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.evidence import CONTRIBUTION_MARGIN, _quote, is_pointer, quote
-from rag.retrieval import Source
+from rag.config import Settings
+from rag.embedding import get_embedder
+from rag.evidence import Quote, Selector, _quote, is_pointer
+from rag.policy import Policy
+from rag.types import Source
+
+from .helpers import ask
+
+POLICY = Policy.from_settings(Settings())
+CONTRIBUTION_MARGIN = POLICY.contribution_margin
+
+
+def quote(source: Source, ranked, wants_list: bool, first: bool) -> Quote:
+    return Selector(get_embedder(Settings()), POLICY).quote(source, ranked, wants_list, first)
 
 
 @pytest.mark.parametrize(
@@ -33,18 +45,19 @@ DETAIL = (0.70, 2, "Results hold on RWKU.")
 def test_a_list_quotes_what_the_paper_does_over_background_within_the_margin():
     close = (0.80 - CONTRIBUTION_MARGIN, 1, "We propose PURGE.")
     far = (0.80 - CONTRIBUTION_MARGIN - 0.01, 1, "We propose PURGE.")
-    assert quote(SOURCE, [BACKGROUND, close], wants_list=True, first=True) == "We propose PURGE."
-    assert quote(SOURCE, [BACKGROUND, far], wants_list=True, first=True) == "Unlearning is hard."
+    assert quote(SOURCE, [BACKGROUND, close], wants_list=True, first=True) == Quote("We propose PURGE.", (1,))
+    assert quote(SOURCE, [BACKGROUND, far], wants_list=True, first=True) == Quote("Unlearning is hard.", (0,))
 
 
 def test_a_detail_answer_quotes_two_sentences_of_the_first_paper_in_the_abstracts_order():
     ranked = [DETAIL, BACKGROUND]  # best first
-    assert quote(SOURCE, ranked, wants_list=False, first=True) == "Unlearning is hard. Results hold on RWKU."
-    assert quote(SOURCE, ranked, wants_list=False, first=False) == "Results hold on RWKU."
+    both = Quote("Unlearning is hard. Results hold on RWKU.", (0, 2))  # the sentences' places in the abstract
+    assert quote(SOURCE, ranked, wants_list=False, first=True) == both
+    assert quote(SOURCE, ranked, wants_list=False, first=False) == Quote("Results hold on RWKU.", (2,))
 
 
 def test_a_paper_with_no_scored_sentence_is_quoted_by_its_snippet_without_brackets():
-    assert quote(SOURCE, [], wants_list=True, first=True) == "Snippet (x)."
+    assert quote(SOURCE, [], wants_list=True, first=True) == Quote("Snippet (x).", ())  # no sentence quoted
 
 
 @pytest.mark.parametrize(
@@ -56,8 +69,6 @@ def test_a_paper_with_no_scored_sentence_is_quoted_by_its_snippet_without_bracke
     ],
 )
 def test_a_question_comparing_named_methods_cites_a_paper_for_each_name(seed_store, seed_settings, question, cited):
-    from rag.answer import ask
-
     store, embedder = seed_store
     assert set(ask(question, store, embedder, seed_settings).citations) == cited
 
@@ -71,8 +82,6 @@ def test_a_question_comparing_named_methods_cites_a_paper_for_each_name(seed_sto
     ],
 )
 def test_what_is_a_name_quotes_the_sentence_introducing_it(seed_store, seed_settings, question, introduced):
-    from rag.answer import ask
-
     store, embedder = seed_store
     answer = ask(question, store, embedder, seed_settings)
     assert introduced in answer.answer.split("\n")[1]  # the first line quoted
@@ -88,7 +97,7 @@ def test_what_is_a_name_quotes_the_sentence_introducing_it(seed_store, seed_sett
     ],
 )
 def test_a_sentence_only_pointing_to_code_is_a_pointer(sentence):
-    assert is_pointer(sentence)
+    assert is_pointer(sentence, POLICY.pointer_words)
 
 
 @pytest.mark.parametrize(
@@ -100,12 +109,10 @@ def test_a_sentence_only_pointing_to_code_is_a_pointer(sentence):
     ],
 )
 def test_a_claim_is_not_a_pointer(sentence):
-    assert not is_pointer(sentence)
+    assert not is_pointer(sentence, POLICY.pointer_words)
 
 
 def test_a_code_link_is_quoted_only_when_the_question_asks_for_code(seed_store, seed_settings):
-    from rag.answer import ask
-
     store, embedder = seed_store
     assert "github.com/machoshi/SelKD" not in ask("What is SelKD?", store, embedder, seed_settings).answer
     where = ask("where is the code for SelKD?", store, embedder, seed_settings).answer

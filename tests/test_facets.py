@@ -6,16 +6,23 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer import answer_from_sources, ask, weak_evidence
-from rag.backends import get_backend
+from rag.backends.extractive import ExtractiveBackend
 from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.evidence import Selector
-from rag.facets import FACET_BAR, facet_shares, facets, holds_topic, missing_text
+from rag.facets import facet_shares, facets, gives_count, holds_topic, missing_text
+from rag.judge import judge
 from rag.lexical import LexicalIndex
+from rag.policy import Policy, load_calibration
 from rag.query import parse
-from rag.rerank import load_calibration
-from rag.retrieval import Source
+from rag.types import Source
+
+from .helpers import answer_from, ask, retrieve
+
+POLICY = Policy.from_settings(Settings())
+BAR = POLICY.facet_bar
+LIGHT = POLICY.light_facet
+WINDOW = POLICY.count_window
 
 # A small corpus of its own: the IDF weights come from these texts.
 TEXTS = {
@@ -39,7 +46,7 @@ def index() -> LexicalIndex:
 
 
 def shares_of(topic: str, names: list[str], index: LexicalIndex) -> list[tuple[tuple[str, float], ...]]:
-    return facet_shares(topic, [TEXTS[n] for n in names], index)
+    return facet_shares(topic, [TEXTS[n] for n in names], index, LIGHT)
 
 
 def test_a_topic_is_cut_at_the_words_that_join_two_things():
@@ -63,16 +70,16 @@ def test_a_paper_holding_half_of_a_compound_topic_does_not_answer_it(index):
     gnn, robust, both = shares_of("adversarial robustness of graph neural networks", ["gnn", "robust", "both"], index)
     assert dict(gnn)["graph neural networks"] == 1.0 and dict(gnn)["adversarial robustness"] == 0.0
     assert dict(robust)["adversarial robustness"] == 1.0 and dict(robust)["graph neural networks"] == 0.0
-    assert not holds_topic(gnn) and not holds_topic(robust) and holds_topic(both)
-    assert missing_text(gnn) == "covers “graph neural networks” but not “adversarial robustness”"
-    assert missing_text(both) == ""  # nothing lacking: no message
+    assert not holds_topic(gnn, BAR) and not holds_topic(robust, BAR) and holds_topic(both, BAR)
+    assert missing_text(gnn, BAR) == "covers “graph neural networks” but not “adversarial robustness”"
+    assert missing_text(both, BAR) == ""  # nothing lacking: no message
 
 
 def test_a_facets_share_is_weighed_by_how_rare_its_words_are(index):
     # "federated unlearning" is one facet; "federated" and "unlearning" are each in one text of ten, "learning"
     # would be in many: each paper holds about half, under the bar.
     federated, unlearning = shares_of("federated unlearning", ["federated", "unlearning"], index)
-    assert 0.3 < federated[0][1] < FACET_BAR and 0.3 < unlearning[0][1] < FACET_BAR
+    assert 0.3 < federated[0][1] < BAR and 0.3 < unlearning[0][1] < BAR
     # a common word weighs less than a rare one: "image" (4 texts) against "classifiers" (1)
     (image_only,) = shares_of("image classifiers", ["other2"], index)
     assert image_only[0][1] < 0.5
@@ -85,11 +92,14 @@ def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
     assert dict(gnn)["gnns"] == 1.0
     # every letter counts, the last one too: "rlhf" is not "reinforcement learning with human preferences"
     rlhf = facet_shares(
-        "rlhf", ["Reinforcement learning from human feedback.", "Reinforcement learning with human preferences."], index
+        "rlhf",
+        ["Reinforcement learning from human feedback.", "Reinforcement learning with human preferences."],
+        index,
+        LIGHT,
     )
     assert [dict(shares)["rlhf"] for shares in rlhf] == [1.0, 0.0]
     # a three-letter word ending in "s" is an acronym whole, not a plural: "gps"
-    (gps,) = facet_shares("gps traces", ["Global positioning system traces of vehicles."], index)
+    (gps,) = facet_shares("gps traces", ["Global positioning system traces of vehicles."], index, LIGHT)
     assert dict(gps)["gps traces"] == 1.0
     # two letters are too few: "rl" would be "representation learning"
     (reps,) = shares_of("contrastive objectives for rl", ["reps"], index)
@@ -97,25 +107,25 @@ def test_an_acronym_is_held_by_the_words_it_abbreviates(index):
 
 
 def test_a_hyphenated_word_holds_its_closed_up_form(index):
-    (pre,) = facet_shares("pretrained encoders", ["We adapt pre-trained encoders to new tasks."], index)
+    (pre,) = facet_shares("pretrained encoders", ["We adapt pre-trained encoders to new tasks."], index, LIGHT)
     assert pre[0][1] == 1.0
-    (neither,) = facet_shares("pretrained encoders", ["We adapt trained encoders to new tasks."], index)
+    (neither,) = facet_shares("pretrained encoders", ["We adapt trained encoders to new tasks."], index, LIGHT)
     assert neither[0][1] < 1.0
 
 
 def test_a_topic_with_no_facet_holds_nothing_back(index):
     # "which papers study methods?": every word is the research act's, so there is no condition to hold
-    assert facet_shares("methods", [TEXTS["gnn"], TEXTS["robust"]], index) == [(), ()]
-    assert facet_shares("graph neural networks", [], index) == []
-    assert holds_topic(())
+    assert facet_shares("methods", [TEXTS["gnn"], TEXTS["robust"]], index, LIGHT) == [(), ()]
+    assert facet_shares("graph neural networks", [], index, LIGHT) == []
+    assert holds_topic((), BAR)
     # the bar is inclusive
-    assert holds_topic((("a", FACET_BAR), ("b", 1.0))) and not holds_topic((("a", FACET_BAR - 0.01), ("b", 1.0)))
+    assert holds_topic((("a", BAR), ("b", 1.0)), BAR) and not holds_topic((("a", BAR - 0.01), ("b", 1.0)), BAR)
 
 
 def test_a_facet_too_light_to_carry_a_topic_is_no_condition(index):
     (labels,) = shares_of("learning with noisy labels for classification", ["labels"], index)
     assert [text for text, _ in labels] == ["noisy labels", "classification"]  # "learning" left out
-    assert holds_topic(labels)
+    assert holds_topic(labels, BAR)
 
 
 def paper(pid: str, relevance: float, shares: tuple[tuple[str, float], ...] | None, text: str = "") -> Source:
@@ -128,13 +138,18 @@ FULL = (("adversarial robustness", 1.0), ("graph neural networks", 1.0))
 TOPIC = "which papers study adversarial robustness of graph neural networks?"
 
 
+def weak_evidence(sources: list[Source], policy: Policy, question: str) -> bool:
+    """Whether the judge refuses to answer `question` from `sources` under `policy`."""
+    return not judge(parse(question), sources, policy).answers
+
+
 def test_a_topic_question_is_abstained_on_when_no_paper_holds_every_facet():
-    settings = Settings()
-    assert weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, HALF)], settings, TOPIC)
-    assert not weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, FULL)], settings, TOPIC)
+    policy = POLICY
+    assert weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, HALF)], policy, TOPIC)
+    assert not weak_evidence([paper("a", 0.99, HALF), paper("b", 0.9, FULL)], policy, TOPIC)
     # a question about a detail is phrased in words the abstract need not use: the rule does not apply
     assert not parse("how robust are graph neural networks to adversarial attacks?").is_topic
-    assert not weak_evidence([paper("a", 0.99, None)], settings, "how robust are graph neural networks to attacks?")
+    assert not weak_evidence([paper("a", 0.99, None)], policy, "how robust are graph neural networks to attacks?")
     # "which paper says …" asks about one paper's detail, though its scaffolding ("which paper") is stripped
     assert not parse("which paper says to cite 999-99 in every sentence?").is_topic
     assert parse("which papers study federated unlearning?").is_topic and parse("federated unlearning").is_topic
@@ -143,13 +158,14 @@ def test_a_topic_question_is_abstained_on_when_no_paper_holds_every_facet():
     assert not parse("test-time adaptation for image classifiers under common natural corruptions").is_topic
     described = "speeding up lloyd iterations without approximation by exploiting directions between samples"
     assert not parse(described).is_topic  # a paper described in other words (more than 8 words): no facet rule
-    # papers the user chose (a chat follow-up, min_score 0): no evidence bar
-    assert not weak_evidence([paper("a", 0.99, HALF)], replace(settings, min_score=0.0), TOPIC)
+    # papers the user chose (a chat follow-up), or the bars set to 0 (min_score 0): no evidence bar
+    assert not weak_evidence([paper("a", 0.99, HALF)], replace(policy, papers_chosen=True), TOPIC)
+    assert not weak_evidence([paper("a", 0.99, HALF)], replace(policy, min_score=0.0), TOPIC)
 
 
 def test_the_abstention_says_which_part_of_the_topic_is_missing():
-    extractive = get_backend("extractive", Settings(), get_embedder(Settings()))
-    answer = answer_from_sources(TOPIC, [paper("a", 0.97, HALF), paper("b", 0.5, HALF)], extractive, Settings())
+    extractive = ExtractiveBackend(get_embedder(Settings()), POLICY)
+    answer = answer_from(TOPIC, [paper("a", 0.97, HALF), paper("b", 0.5, HALF)], extractive, POLICY)
     assert answer.abstained and answer.citations == []
     assert answer.answer == (
         "The indexed abstracts don't answer this: no paper found covers all of “adversarial robustness of graph "
@@ -159,17 +175,18 @@ def test_the_abstention_says_which_part_of_the_topic_is_missing():
 
 
 def test_a_list_answer_cites_only_papers_holding_every_facet():
-    selector = Selector(get_embedder(Settings()), Settings())
+    selector = Selector(get_embedder(Settings()), POLICY)
+    query = parse(TOPIC)
     sources = [
         paper("a", 0.99, HALF, "Graph neural networks are expressive message passers."),
         paper("b", 0.95, FULL, "We attack graph neural networks and study their adversarial robustness."),
         paper("c", 0.90, HALF, "We train graph neural networks on molecules with message passing."),
     ]
-    kept, _ = selector.select(TOPIC, sources)
+    kept, _ = selector.select(query, sources, judge(query, sources, POLICY))
     assert [s.id for s, _ in kept] == ["b"]  # the reranker's first, half a match, is not quoted
     # without facets (not a topic question's sources) the reranker's choice stands
     plain = [replace(s, facet_shares=None) for s in sources]
-    assert [s.id for s, _ in selector.select(TOPIC, plain)[0]][:1] == ["a"]
+    assert [s.id for s, _ in selector.select(query, plain, judge(query, plain, POLICY))[0]][:1] == ["a"]
 
 
 def test_the_seed_store_abstains_on_a_compound_topic_and_answers_each_half(seed_store, seed_settings):
@@ -183,12 +200,10 @@ def test_the_seed_store_abstains_on_a_compound_topic_and_answers_each_half(seed_
     restricted = ask("which 2025 papers study unlearning?", store, embedder, seed_settings)
     assert restricted.abstained and "no paper from 2025 found covers “unlearning”" in restricted.answer
     # retrieval records the facets of a topic question on every source, and none for a question about a detail
-    from rag.retrieval import retrieve
-
-    found = retrieve(parse("which papers study conformal prediction?"), store, embedder, seed_settings, k=3)
+    found = retrieve("which papers study conformal prediction?", store, embedder, seed_settings, k=3)
     assert all(s.facet_shares and s.facet_shares[0][0] == "conformal prediction" for s in found.sources)
-    assert holds_topic(found.sources[0].facet_shares)
-    detail = retrieve(parse("what does PURGE reach on RWKU?"), store, embedder, seed_settings, k=3)
+    assert holds_topic(found.sources[0].facet_shares, BAR)
+    detail = retrieve("what does PURGE reach on RWKU?", store, embedder, seed_settings, k=3)
     assert all(s.facet_shares is None for s in detail.sources)
 
 
@@ -205,39 +220,39 @@ def test_a_count_question_names_what_it_counts():
 
 
 def test_a_count_is_a_number_followed_closely_by_what_is_counted():
-    from rag.facets import gives_count
-
-    assert gives_count("baselines", "It was evaluated against 54 baselines.")
-    assert gives_count("methods", "an integrated framework of 18 state-of-the-art PU methods; and")
-    assert gives_count("evaluations", "on 8 diverse datasets (**2,880** evaluations in total)")
-    assert gives_count("tasks", "datasets spanning eight tasks")
-    assert gives_count("benchmarks", "experiments on thirteen molecular, protein, and social-network benchmarks")
+    assert gives_count("baselines", "It was evaluated against 54 baselines.", WINDOW)
+    assert gives_count("methods", "an integrated framework of 18 state-of-the-art PU methods; and", WINDOW)
+    assert gives_count("evaluations", "on 8 diverse datasets (**2,880** evaluations in total)", WINDOW)
+    assert gives_count("tasks", "datasets spanning eight tasks", WINDOW)
+    assert gives_count(
+        "benchmarks", "experiments on thirteen molecular, protein, and social-network benchmarks", WINDOW
+    )
     # a share, a ratio or a number far from the noun is no count of it
-    assert not gives_count("parameters", "improves accuracy by 5% with fewer parameters")
-    assert not gives_count("games", "a suite of Atari games running 14x faster")
-    assert not gives_count("parameters", "a 3-fold reduction in the parameters")
-    assert not gives_count("games", "In 2024 we released a new suite of classic arcade games")
+    assert not gives_count("parameters", "improves accuracy by 5% with fewer parameters", WINDOW)
+    assert not gives_count("games", "a suite of Atari games running 14x faster", WINDOW)
+    assert not gives_count("parameters", "a 3-fold reduction in the parameters", WINDOW)
+    assert not gives_count("games", "In 2024 we released a new suite of classic arcade games", WINDOW)
 
 
 def test_a_count_question_no_relevant_paper_counts_is_abstained_on():
-    settings = Settings()
+    policy = POLICY
     question = "how many games does Octax ship with?"
     octax = paper("octax", 0.9, None, "Octax is a suite of classic arcade games in JAX. It runs games fast.")
     counted = paper("octax", 0.9, None, "Octax ships 21 classic arcade games in JAX. It runs them fast.")
     # a paper of low relevance counting other games ("two-player games") does not answer for Octax
     other = paper("theory", 0.05, None, "We study equilibria of two-player games. We prove convergence.")
-    assert weak_evidence([octax, other], settings, question)
-    assert not weak_evidence([counted, other], settings, question)
+    assert weak_evidence([octax, other], policy, question)
+    assert not weak_evidence([counted, other], policy, question)
     # relevant means at the bar or above: a counting paper exactly at it answers, one just under does not
     bar = load_calibration().relevance_bar
-    assert not weak_evidence([octax, replace(counted, id="c", relevance=bar)], settings, question)
-    assert weak_evidence([octax, replace(counted, id="c", relevance=bar - 0.01)], settings, question)
+    assert not weak_evidence([octax, replace(counted, id="c", relevance=bar)], policy, question)
+    assert weak_evidence([octax, replace(counted, id="c", relevance=bar - 0.01)], policy, question)
     # the whole abstract is read, not only the best chunk shown as the snippet
-    assert not weak_evidence([replace(counted, snippet="Octax is a suite of games.")], settings, question)
-    extractive = get_backend("extractive", settings, get_embedder(settings))
-    answer = answer_from_sources(question, [octax, other], extractive, settings)
+    assert not weak_evidence([replace(counted, snippet="Octax is a suite of games.")], policy, question)
+    extractive = ExtractiveBackend(get_embedder(Settings()), policy)
+    answer = answer_from(question, [octax, other], extractive, policy)
     assert answer.abstained and "none of the papers found gives a number of games" in answer.answer
-    answered = answer_from_sources(question, [counted, other], extractive, settings)
+    answered = answer_from(question, [counted, other], extractive, policy)
     assert answered.citations == ["octax"] and "21 classic arcade games" in answered.answer
 
 

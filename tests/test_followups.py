@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer import Answer
 from rag.followups import (
     HISTORY_TURNS,
     ChatState,
@@ -18,7 +17,8 @@ from rag.followups import (
     remember,
     resolve,
 )
-from rag.retrieval import Source
+from rag.query import parse
+from rag.types import Answer, Source
 
 LISTED = ["001-02", "001-18", "001-15"]  # "which papers study unlearning?", as listed
 KNOWN = {"001-02", "003-04", "KRVnpTbx7R", "QzPqLmN8sT"}  # ids the store holds
@@ -35,7 +35,7 @@ def conversation(**changes) -> ChatState:
 
 def answered(cited: list[str], shown: list[str] | None = None) -> Answer:
     sources = [Source(pid, None, 2026, None, 0.5, "snippet", "Abstract.") for pid in shown or cited]
-    return Answer("q", " ".join(f"[{pid}]" for pid in cited), cited, sources, not cited, "extractive")
+    return Answer(parse("q"), " ".join(f"[{pid}]" for pid in cited), cited, sources, not cited, "extractive")
 
 
 # -- ids -------------------------------------------------------------------------------------------------

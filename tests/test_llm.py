@@ -12,12 +12,12 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
-from rag.answer import ask
 from rag.cli import app
 from rag.config import Settings
 from rag.errors import InputError, LLMError
 from rag.llm import BREAKERS, LLM, Breaker, Breakers, redact
 
+from .helpers import ask
 from .llm_server import ScriptedLLM
 
 runner = CliRunner()
@@ -277,7 +277,7 @@ def test_after_any_fallback_the_next_question_is_answered_extractively_at_once(s
     llm.slow_seconds = 20.0  # `slow` outlasts the 1 s timeout by far
     settings = settings_for(llm, model, llm_max_retries=0, llm_timeout=1, llm_cooldown=3600)
     streamed = model.startswith("stream")
-    first = ask(QUESTION, store, embedder, settings, "openai", k=3, on_text=(lambda _: None) if streamed else None)
+    first = ask(QUESTION, store, embedder, settings, "openai", k=3, stream=streamed)
     assert first.backend == "extractive" and len(first.warnings) == 1
     assert tried(llm, model) == 1
     second = ask(QUESTION, store, embedder, settings, "openai", k=3)

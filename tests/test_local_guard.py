@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from rag.backends.local import _tidy_sentence, parse_verdict, unsupported
-from rag.query import parse
+
+from .helpers import generated, retrieve
 
 PHYCLIP = (
     "PHyCLIP. We propose PHyCLIP, which employs an l1-Product metric on a Cartesian product of Hyperbolic factors. "
@@ -107,14 +108,14 @@ class ScriptedModel:
 def local_backend(seed_store, replies):
     from rag.backends.local import LocalBackend
     from rag.config import Settings
+    from rag.policy import Policy
 
     _, embedder = seed_store
-    return LocalBackend(embedder, Settings(), llm=ScriptedModel(replies))
+    return LocalBackend(embedder, Settings(), Policy.from_settings(Settings()), llm=ScriptedModel(replies))
 
 
 def sources_for(seed_store, question):
     from rag.config import Settings
-    from rag.retrieval import retrieve
 
     store, embedder = seed_store
     return retrieve(question, store, embedder, Settings()).sources
@@ -124,7 +125,7 @@ def test_a_model_rejecting_every_paper_leaves_the_best_papers_own_words(seed_sto
     question = "which papers study unlearning?"
     sources = sources_for(seed_store, question)
     backend = local_backend(seed_store, [('{"relevant": false, "sentence": ""}', "stop")] * 5)
-    generation = backend.generate(parse(question), sources)
+    _, generation = generated(backend, question, sources)
     assert not generation.abstained
     best = backend.verdicts[0]["id"]
     assert generation.text.endswith(f"[{best}]") and generation.text.count("[") == 1
@@ -142,8 +143,7 @@ def test_unsupported_or_broken_sentences_give_way_to_the_abstract_and_lines_stre
         ('{"relevant": true, "sentence": "It studies how encoding at learning time affects unlearning."}', "stop"),
     ] + [('{"relevant": false, "sentence": ""}', "stop")] * 5
     backend = local_backend(seed_store, replies)
-    streamed = []
-    generation = backend.generate(parse(question), sources, streamed.append)
+    streamed, generation = generated(backend, question, sources)
     assert "".join(streamed) == generation.text
     assert "87.5" not in generation.text and "999-99" not in generation.text and "It erases" not in generation.text
     lines = generation.text.splitlines()

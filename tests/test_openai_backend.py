@@ -8,11 +8,11 @@ import socket
 import pytest
 from typer.testing import CliRunner
 
-from rag.answer import ask
 from rag.cli import app
 from rag.config import Settings
 from rag.llm import BREAKERS
 
+from .helpers import run_events
 from .llm_server import ScriptedLLM
 
 runner = CliRunner()
@@ -75,9 +75,10 @@ def test_answer_streams_to_the_terminal(configure, llm, seed_store):
     assert result.stdout.startswith(f"The most relevant paper studies this directly [{first_id}].")
     assert "\nSources:\n" in result.stdout
 
-    pieces: list[str] = []
     store, embedder = seed_store
-    answer = ask(QUESTION, store, embedder, Settings.from_env(), "openai", on_text=pieces.append)
+    events = run_events(QUESTION, store, embedder, Settings.from_env(), "openai", stream=True)
+    pieces = [event.text for event in events if event.type == "text"]
+    answer = events[-1].answer
     assert len(pieces) > 3 and "".join(pieces).strip() == answer.answer
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from rag.errors import InputError
 from rag.query import normalize_venue, parse
+from rag.wire import query_json
 
 
 @pytest.mark.parametrize(
@@ -44,7 +45,7 @@ def test_parse(question, search, year, venue, wants_list):
     if search is not None:
         assert query.search == search
     assert (query.year, query.venue, query.wants_list) == (year, venue, wants_list)
-    assert query.to_json() == {"search": query.search, "year": year, "venue": venue, "list": wants_list}
+    assert query_json(query) == {"search": query.search, "year": year, "venue": venue, "list": wants_list}
 
 
 def test_flags_win_over_the_question_and_venues_take_the_stored_form():

@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from rag.rerank import FEATURES, MODEL_DIR, ModelError, Reranker, get_reranker, load_calibration
-from tests.helpers import cli_env
+from rag.config import Settings
+from rag.errors import ModelError
+from rag.policy import Policy, load_calibration
+from rag.rerank import FEATURES, MODEL_DIR, Reranker, get_reranker
+from rag.wire import source_json
+from tests.helpers import ask, cli_env, retrieve
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,8 +62,11 @@ def test_a_corrupt_model_file_is_a_one_line_error(tmp_path):
 def test_a_missing_model_file_or_calibration_is_a_one_line_error(tmp_path):
     folder = _copy_model(tmp_path)
     (folder / "calibration.json").unlink()
-    with pytest.raises(ModelError, match="not installed"):
-        Reranker(folder)
+    with pytest.raises(ModelError, match="not installed") as error:
+        load_calibration(folder)
+    assert "\n" not in str(error.value)
+    with pytest.raises(ModelError, match="not installed"):  # the pipeline's policy reads it from the folder
+        Policy.from_settings(replace(Settings(), reranker_model=folder))
     (folder / json.loads((folder / "model.json").read_text())["file"]).unlink()
     with pytest.raises(ModelError, match="not installed"):
         Reranker(folder)
@@ -114,8 +121,6 @@ def test_a_question_longer_than_the_models_window_is_answered(seed_store, seed_s
     passage is cut)."""
     from tokenizers import Tokenizer
 
-    from rag.answer import ask
-
     store, embedder = seed_store
     long_question = "which papers study spiking neural networks " + "trained with surrogate gradients " * 40
     answer = ask(long_question, store, embedder, seed_settings)
@@ -129,24 +134,20 @@ def test_a_question_longer_than_the_models_window_is_answered(seed_store, seed_s
 
 
 def test_relevance_is_a_probability_and_orders_the_sources(seed_store, seed_settings):
-    from rag.retrieval import retrieve
-
     store, embedder = seed_store
     sources = retrieve("which papers study spiking neural networks?", store, embedder, seed_settings, k=5).sources
     relevance = [s.relevance for s in sources]
     assert all(r is not None and 0.0 <= r <= 1.0 for r in relevance)
     assert relevance == sorted(relevance, reverse=True)
     assert sources[0].id == "002-15"
-    assert sources[0].to_json()["relevance"] == round(relevance[0], 4)
+    assert source_json(sources[0])["relevance"] == round(relevance[0], 4)
     off = retrieve(
         "which papers study spiking neural networks?", store, embedder, replace(seed_settings, reranker=False)
     )
-    assert all(s.relevance is None for s in off.sources) and "relevance" not in off.sources[0].to_json()
+    assert all(s.relevance is None for s in off.sources) and "relevance" not in source_json(off.sources[0])
 
 
 def test_relevance_decides_abstention(seed_store, seed_settings):
-    from rag.answer import ask
-
     store, embedder = seed_store
     bar = load_calibration().relevance_bar
     off_topic = ask("what is the best recipe for sourdough bread?", store, embedder, seed_settings)
@@ -154,22 +155,29 @@ def test_relevance_decides_abstention(seed_store, seed_settings):
     assert max(s.relevance for s in off_topic.sources) < bar
     answered = ask("which papers study spiking neural networks?", store, embedder, seed_settings)
     assert not answered.abstained and answered.citations[0] == "002-15"
-    # min_score 0 (a follow-up about papers the user chose) applies no bar, reranked or not
+    # papers the user chose (a follow-up about them), or min_score 0, apply no bar, reranked or not
     chosen = ask(
+        "what is the best recipe for sourdough bread?",
+        store,
+        embedder,
+        seed_settings,
+        paper_ids=["002-15"],
+        policy=replace(Policy.from_settings(seed_settings), papers_chosen=True),
+    )
+    assert not chosen.abstained
+    bars_off = ask(
         "what is the best recipe for sourdough bread?",
         store,
         embedder,
         replace(seed_settings, min_score=0.0),
         paper_ids=["002-15"],
     )
-    assert not chosen.abstained
+    assert not bars_off.abstained
 
 
 def test_a_coined_name_a_paper_writes_is_answered_by_that_paper_under_the_bar(seed_store, seed_settings):
     """CAMEL's paper scores under the relevance bar for "what is CAMEL?" (MiniLM and the cross-encoder score rare
     names low); a paper that writes the name answers. A name no paper writes is still abstained on."""
-    from rag.answer import ask
-
     store, embedder = seed_store
     bar = load_calibration().relevance_bar
     camel = ask("what is CAMEL?", store, embedder, seed_settings)
@@ -182,8 +190,6 @@ def test_a_coined_name_a_paper_writes_is_answered_by_that_paper_under_the_bar(se
 
 
 def test_only_papers_at_the_cite_bar_are_cited(seed_store, seed_settings):
-    from rag.answer import ask
-
     store, embedder = seed_store
     bar = load_calibration().cite_bar
     answer = ask("which papers study spiking neural networks?", store, embedder, seed_settings, k=10)
@@ -214,8 +220,6 @@ def test_the_calibration_was_fitted_on_dev_questions_only():
 
 
 def test_rag_reranker_off_is_read_from_the_environment(monkeypatch):
-    from rag.config import Settings
-
     monkeypatch.setenv("RAG_RERANKER", "off")
     assert Settings.from_env().reranker is False
     monkeypatch.delenv("RAG_RERANKER")
@@ -231,8 +235,6 @@ def test_loading_is_lazy_on_the_cli_path():
 def test_a_compound_topic_no_paper_covers_is_abstained_on_by_the_facet_rule(seed_store, seed_settings):
     """The cross-encoder calls an unlearning paper relevant to "federated unlearning" (it covers half the topic);
     the facet rule applies to topic questions, and the message says which rule abstained."""
-    from rag.answer import ask
-
     store, embedder = seed_store
     asked = ask("which papers study federated unlearning?", store, embedder, seed_settings)
     assert asked.abstained and asked.citations == []

@@ -7,23 +7,28 @@ from dataclasses import replace
 
 import pytest
 
-from rag.answer import ask
 from rag.config import Settings
 from rag.corpus import Paper
 from rag.embedding import get_embedder
 from rag.ingest import ingest, write
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
-from rag.query import parse, parse_filters
-from rag.retrieval import reciprocal_rank_fusion, retrieve, score_fusion
+from rag.policy import Policy
+from rag.query import parse_filters
+from rag.retrieval import reciprocal_rank_fusion, score_fusion
 from rag.store import Store
+
+from .helpers import ask, retrieve
+
+RRF_K = Policy.rrf_k  # the usual constant, 60
 
 
 def test_reciprocal_rank_fusion_by_hand():
     # a: 1/61 + 1/63; b: 1/62 + 1/61; c: 1/63; d: 1/62  → b > a > d > c
-    assert reciprocal_rank_fusion([["a", "b", "c"], ["b", "d", "a"]]) == ["b", "a", "d", "c"]
+    assert RRF_K == 60
+    assert reciprocal_rank_fusion([["a", "b", "c"], ["b", "d", "a"]], RRF_K) == ["b", "a", "d", "c"]
     # one list alone keeps its order; ties keep the first ranking's order
-    assert reciprocal_rank_fusion([["x", "y"]]) == ["x", "y"]
-    assert reciprocal_rank_fusion([["p"], ["q"]]) == ["p", "q"]
+    assert reciprocal_rank_fusion([["x", "y"]], RRF_K) == ["x", "y"]
+    assert reciprocal_rank_fusion([["p"], ["q"]], RRF_K) == ["p", "q"]
 
 
 def test_score_fusion_by_hand():
@@ -54,7 +59,7 @@ def test_reciprocal_rank_fusion_counts_ranks_from_one_with_k_60():
     second = [f"y{i}" for i in range(40)]
     first[4], first[11] = "a", "b"
     second[26], second[16] = "a", "b"
-    fused = reciprocal_rank_fusion([first, second])
+    fused = reciprocal_rank_fusion([first, second], RRF_K)
     assert fused.index("a") < fused.index("b")
 
 
@@ -209,7 +214,7 @@ def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings)
         found = retrieve("which ICLR 2025 papers study clustering?", store, embedder, seed_settings, mode=mode)
         assert found.filters == {"year": 2025, "venue": "ICLR 2025"}
         assert found.sources and all(s.year == 2025 for s in found.sources), mode
-    explicit = retrieve(parse("ICLR 2025 clustering papers", year=2026), store, embedder, seed_settings)
+    explicit = retrieve("ICLR 2025 clustering papers", store, embedder, seed_settings, year=2026)
     assert all(s.year == 2026 for s in explicit.sources)  # a flag beats the question
 
 
@@ -359,9 +364,12 @@ def named_store(tmp_path_factory):
     return Store(settings), embedder, settings
 
 
-def ranked_ids(named_store, mode: str, question: str = NAMED_QUESTION) -> list[str]:
+def ranked_ids(named_store, mode: str, question: str = NAMED_QUESTION, dense_weight: float | None = None) -> list[str]:
     store, embedder, settings = named_store
-    return [s.id for s in retrieve(question, store, embedder, settings, k=6, mode=mode).sources]
+    policy = Policy.from_settings(settings)
+    if dense_weight is not None:
+        policy = replace(policy, dense_weight=dense_weight)
+    return [s.id for s in retrieve(question, store, embedder, settings, k=6, mode=mode, policy=policy).sources]
 
 
 def test_hybrid_puts_the_exact_name_first_where_dense_ranks_it_low(named_store):
@@ -385,21 +393,16 @@ def test_ask_cites_the_named_paper_only_with_fusion(named_store):
     assert dense.abstained and "no paper found covers “Zorblax optimizer”" in dense.answer
 
 
-def test_the_fusion_weight_decides_between_meaning_and_exact_words(named_store, monkeypatch):
-    import rag.retrieval
-
+def test_the_fusion_weight_decides_between_meaning_and_exact_words(named_store):
     # The shipped weight (0.6): the exact name first, then the optimizer papers, the one sharing the question's
     # word "optimizer" (p2) ahead of the one closer in meaning (p1). From 0.7 on, meaning wins that pair.
     assert ranked_ids(named_store, "hybrid")[:4] == ["p5", "p6", "p2", "p1"]
     # All weight on BM25: the papers holding the question's words lead, in BM25's order.
-    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 0.0)
     lexical = ranked_ids(named_store, "lexical")
-    assert ranked_ids(named_store, "hybrid")[: len(lexical)] == lexical
+    assert ranked_ids(named_store, "hybrid", dense_weight=0.0)[: len(lexical)] == lexical
     # Mostly cosine: the paper closest in meaning overtakes the exact name; all cosine: the dense order.
-    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 0.9)
-    assert ranked_ids(named_store, "hybrid")[:2] == ["p6", "p5"]
-    monkeypatch.setattr(rag.retrieval, "DENSE_WEIGHT", 1.0)
-    assert ranked_ids(named_store, "hybrid") == ranked_ids(named_store, "dense")
+    assert ranked_ids(named_store, "hybrid", dense_weight=0.9)[:2] == ["p6", "p5"]
+    assert ranked_ids(named_store, "hybrid", dense_weight=1.0) == ranked_ids(named_store, "dense")
 
 
 def test_a_question_the_embedding_misses_is_found_by_its_exact_name_in_the_seeds(seed_store, seed_settings):

@@ -80,6 +80,49 @@ def test_a_follow_up_reads_the_history_as_the_chat_does(http):
     assert all(s["year"] == 2025 for s in narrowed["sources"])
 
 
+def test_compare_them_is_answered_side_by_side_on_every_route(http):
+    """ "compare them" after an answer citing several papers: each route answers 200, quoting every cited paper."""
+    first = http.post("/api/ask", json={"question": UNLEARNING}).json()
+    cited = first["citations"]
+    assert len(cited) >= 2
+    history = [{"question": UNLEARNING, "answer": first["answer"]}]
+    body = {"question": "compare them", "history": history}
+
+    whole = http.post("/api/ask", json=body)
+    assert whole.status_code == 200, whole.text
+    answer = whole.json()
+    assert answer["citations"] == cited and not answer["abstained"]
+    assert answer["answer"].startswith(f"{len(cited)} papers side by side:\n")
+    assert answer["resolved"]["paper_ids"] == cited
+    assert answer["resolved"]["described"].startswith("↳ searching: unlearning")
+
+    streamed = http.post("/api/ask/stream", json=body)
+    assert streamed.status_code == 200, streamed.text
+    events = sse_events(streamed)
+    assert [kind for kind, _ in events] == ["query", "sources", "text", "answer"]
+    assert events[0][1]["paper_ids"] == cited and [s["id"] for s in events[1][1]["sources"]] == cited
+    assert events[2][1]["text"] == answer["answer"] and events[-1][1]["answer"]["citations"] == cited
+
+    messages = [
+        {"role": "user", "content": UNLEARNING},
+        {"role": "assistant", "content": first["answer"]},
+        {"role": "user", "content": "compare them"},
+    ]
+    completion = http.post("/v1/chat/completions", json={"model": "rag-papers", "messages": messages})
+    assert completion.status_code == 200, completion.text
+    reply = completion.json()
+    assert reply["choices"][0]["message"]["content"] == answer["answer"] and reply["citations"] == cited
+    chunked = http.post("/v1/chat/completions", json={"model": "rag-papers", "messages": messages, "stream": True})
+    assert chunked.status_code == 200, chunked.text
+    chunks = [
+        json.loads(line.removeprefix("data: "))
+        for line in chunked.text.splitlines()
+        if line.startswith("data: ") and line != "data: [DONE]"
+    ]
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks) == answer["answer"]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and chunks[-1]["citations"] == cited
+
+
 def test_search_and_a_paper(http):
     found = http.get("/api/search", params={"q": "graph neural networks", "k": 2}).json()
     assert found["query"] == "graph neural networks" and len(found["results"]) == 2

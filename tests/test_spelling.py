@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from .helpers import retrieve
+
 
 @pytest.fixture()
 def speller(seed_store):
@@ -47,8 +49,6 @@ def test_known_and_unknown_words_are_left_alone(speller, question):
 
 
 def test_the_corrected_question_is_what_retrieval_searched_and_finds_the_paper(seed_store, seed_settings):
-    from rag.retrieval import retrieve
-
     store, embedder = seed_store
     found = retrieve("which papers study spiking nueral netwroks?", store, embedder, seed_settings, k=5)
     assert found.query.search == "spiking neural networks"
@@ -57,8 +57,6 @@ def test_the_corrected_question_is_what_retrieval_searched_and_finds_the_paper(s
 
 def test_dense_mode_is_left_as_typed(seed_store, seed_settings):
     """The dense retriever is the comparison baseline: it sees the words as typed."""
-    from rag.retrieval import retrieve
-
     store, embedder = seed_store
     found = retrieve("spiking nueral networks", store, embedder, seed_settings, k=3, mode="dense")
     assert found.query.search == "spiking nueral networks"
@@ -66,8 +64,6 @@ def test_dense_mode_is_left_as_typed(seed_store, seed_settings):
 
 def test_rag_spelling_off_searches_the_words_as_typed(seed_store, seed_settings):
     from dataclasses import replace
-
-    from rag.retrieval import retrieve
 
     store, embedder = seed_store
     typed = retrieve("spiking nueral netwroks", store, embedder, replace(seed_settings, spelling=False), k=3)

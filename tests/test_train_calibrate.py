@@ -26,20 +26,19 @@ def test_the_cite_sweep_retrieves_each_question_once_and_answers_as_without_the_
     ones the real pipeline gives without that memo, run after run."""
     from rag.evaluation.questions import default_questions_file, load_questions
     from rag.evaluation.run import run_eval
-    from rag.rerank import get_reranker
-    from train.calibrate import _run_with
+    from rag.pipeline import Pipeline
+    from train.calibrate import RememberingPipeline
 
     store, embedder = seed_store
     questions = [q for q in load_questions([default_questions_file()]) if q.qid in {"q002", "q049", "q070"}]
-    reranker = get_reranker(seed_settings)
+    remembering = RememberingPipeline(store, embedder, seed_settings)
 
-    def run():
-        return run_eval(questions, store, embedder, seed_settings, "hybrid", "extractive", 5)
+    def run(pipeline):
+        return run_eval(questions, store, embedder, seed_settings, "hybrid", "extractive", 5, pipeline=pipeline)
 
     def answers(result):
         return [(r.qid, r.answer, r.citations, r.abstained) for r in result.questions]
 
-    retrieved: dict = {}
-    first, second = _run_with(reranker, run, retrieved), _run_with(reranker, run, retrieved)
-    assert len(retrieved) == len(questions)
-    assert answers(first) == answers(second) == answers(run())
+    first, second = run(remembering), run(remembering)
+    assert len(remembering.retrieved) == len(questions)
+    assert answers(first) == answers(second) == answers(run(Pipeline(store, embedder, seed_settings)))

@@ -32,6 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rag.evaluation.questions import Question
+from rag.pipeline import Pipeline
 
 MAX_FALSE_ABSTAIN = 0.05
 RELEVANCE_GRID = [round(0.01 * i, 2) for i in range(1, 100)]
@@ -72,20 +73,21 @@ def calibrate(args: argparse.Namespace) -> dict:
     from rag.config import Settings
     from rag.embedding import get_embedder
     from rag.evaluation.run import run_eval
+    from rag.policy import FEATURES, Calibration, Policy
     from rag.query import parse
-    from rag.rerank import FEATURES, Calibration, Reranker
-    from rag.retrieval import retrieve
+    from rag.rerank import Reranker
     from rag.store import Store
 
     questions = dev_questions(Path(args.questions), Path(args.split), [Path(f) for f in args.extra])
     settings = replace(Settings.from_env(), store=Path(args.store), reranker=False)
     store, embedder = Store(settings), get_embedder(settings)
-    reranker = Reranker(Path(args.model), calibrated=False)
+    reranker = Reranker(Path(args.model))
+    fused = Pipeline(store, embedder, settings)  # the reranker off: the fused candidates whose features are fitted
 
     rows, labels, groups = [], [], []
     for q in questions:
         query = parse(q.question)
-        sources = retrieve(query, store, embedder, settings, k=args.candidates).sources
+        sources = fused.retrieve(query, k=args.candidates).sources
         for source, values in zip(sources, reranker.features(query, sources), strict=True):
             rows.append(values)
             labels.append(source.id in q.gold_ids)
@@ -108,7 +110,7 @@ def calibrate(args: argparse.Namespace) -> dict:
             continue
         query = parse(q.question)
         others = [p for p in everything if p not in set(q.gold_ids)]
-        sources = retrieve(query, store, embedder, settings, k=args.candidates, paper_ids=others).sources
+        sources = fused.retrieve(query, k=args.candidates, paper_ids=others).sources
         near_misses.append(max((placeholder.probability(f) for f in reranker.features(query, sources)), default=0.0))
     maxima = [best.get(q.qid, 0.0) for q in questions] + near_misses
     answerable = [bool(q.gold_ids) for q in questions] + [False] * len(near_misses)
@@ -119,14 +121,14 @@ def calibrate(args: argparse.Namespace) -> dict:
     # A list question reads only cite_bar and a detail question only detail_bar, so one run per grid value with
     # both bars at that value scores both kinds; each bar is then chosen on its own kind's citation F1.
     cite_sweep: dict[float, dict] = {}
-    retrieved: dict = {}
     run_settings = replace(settings, reranker=True)
+    fitted = Calibration(weights, bias, relevance_bar, 1.0, 1.0, args.candidates)
+    base = Policy.from_settings(run_settings, calibration=fitted)
+    pipeline = RememberingPipeline(store, embedder, run_settings, policy=base, reranker=reranker)
     lists = {q.qid for q in questions if parse(q.question).wants_list}
     for bar in CITE_GRID:
-        reranker.calibration = Calibration(weights, bias, relevance_bar, bar, bar, args.candidates)
-        run = _run_with(
-            reranker, lambda: run_eval(questions, store, embedder, run_settings, "hybrid", "extractive", 5), retrieved
-        )
+        pipeline.policy = replace(base, calibration=replace(fitted, cite_bar=bar, detail_bar=bar))
+        run = run_eval(questions, store, embedder, run_settings, "hybrid", "extractive", 5, pipeline=pipeline)
         cite_sweep[bar] = {}
         for kind, wanted in (("list", True), ("detail", False)):
             scores = [
@@ -165,27 +167,17 @@ def calibrate(args: argparse.Namespace) -> dict:
     return result
 
 
-def _run_with(reranker, run, retrieved: dict):
-    """Run with `reranker` as the process's reranker (rag.rerank caches one per folder), each retrieval kept in
-    `retrieved`: the sweep changes only the citation bars, never the ranking or its relevance, so each question
-    is retrieved and reranked once instead of once per grid value (19×): 2.3× faster over 5 grid values, side by
-    side in one process on 15 dev questions."""
-    from rag import answer, rerank
-    from rag.retrieval import retrieve
+class RememberingPipeline(Pipeline):
+    """`Pipeline` with each retrieval kept: the sweep changes only the citation bars, never the ranking or its
+    relevance, so each question is retrieved and reranked once instead of once per grid value (19×): 2.3× faster
+    over 5 grid values, side by side in one process on 15 dev questions."""
 
-    def remembered(query, store, embedder, settings, k=None, paper_ids=None, mode=None):
+    def retrieve(self, query, k=None, paper_ids=None, mode=None, policy=None):
+        cache = self.__dict__.setdefault("retrieved", {})
         key = (repr(query), k, tuple(paper_ids or ()), mode)
-        if key not in retrieved:
-            retrieved[key] = retrieve(query, store, embedder, settings, k=k, paper_ids=paper_ids, mode=mode)
-        return copy.deepcopy(retrieved[key])  # answering may annotate sources; each run starts from the same
-
-    saved = rerank.get_reranker, answer.retrieve
-    rerank.get_reranker = lambda settings=None: reranker
-    answer.retrieve = remembered
-    try:
-        return run()
-    finally:
-        rerank.get_reranker, answer.retrieve = saved
+        if key not in cache:
+            cache[key] = super().retrieve(query, k=k, paper_ids=paper_ids, mode=mode, policy=policy)
+        return copy.deepcopy(cache[key])  # answering may annotate sources; each run starts from the same
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

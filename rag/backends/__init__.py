@@ -10,18 +10,19 @@ from .base import Backend, Generation
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
+    from ..policy import Policy
 
 BACKENDS = ("extractive", "openai", "local")
 
 __all__ = ["BACKENDS", "Backend", "Generation", "get_backend"]
 
 
-def get_backend(name: str, settings: Settings, embedder: Embedder) -> Backend:
-    """The backend called `name`, configured from `settings`."""
+def get_backend(name: str, settings: Settings, embedder: Embedder, policy: Policy) -> Backend:
+    """The backend called `name`, configured from `settings`, choosing evidence under `policy`."""
     if name == "extractive":
         from .extractive import ExtractiveBackend
 
-        return ExtractiveBackend(embedder, settings)
+        return ExtractiveBackend(embedder, policy)
     if name == "openai":
         from .openai_compatible import OpenAICompatibleBackend
 
@@ -29,5 +30,5 @@ def get_backend(name: str, settings: Settings, embedder: Embedder) -> Backend:
     if name == "local":
         from .local import LocalBackend
 
-        return LocalBackend(embedder, settings)
+        return LocalBackend(embedder, settings, policy)
     raise InputError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")

@@ -6,39 +6,42 @@ Which papers and sentences is `evidence.py`'s decision; this backend only writes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
-from ..evidence import Selector, quote
+from ..evidence import Selector
+from ..policy import Policy
+from ..query import Query
+from ..types import Source, Verdict
 from .base import Generation
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..embedding import Embedder
-    from ..query import Query
-    from ..retrieval import Source
 
 
 class ExtractiveBackend:
     name = "extractive"
     streams = False
 
-    def __init__(self, embedder: Embedder, settings: Settings) -> None:
-        self.selector = Selector(embedder, settings)
+    def __init__(self, embedder: Embedder, policy: Policy) -> None:
+        self.selector = Selector(embedder, policy)
 
     def generate(
-        self, query: Query | str, sources: list[Source], on_text: Callable[[str], None] | None = None
-    ) -> Generation:
-        kept, wants_list = self.selector.select(query, sources)
+        self, query: Query, sources: list[Source], verdict: Verdict, stream: bool = True
+    ) -> Generator[str, None, Generation]:
+        kept, wants_list = self.selector.select(query, sources, verdict)
         if not kept:
             return Generation(text="", abstained=True)
-        lines = [
-            f"- {quote(source, ranked, wants_list, first=index == 0)} [{source.id}]"
-            for index, (source, ranked) in enumerate(kept)
-        ]
+        lines, quoted = [], {}
+        for index, (source, ranked) in enumerate(kept):
+            quote = self.selector.quote(source, ranked, wants_list, first=index == 0)
+            lines.append(f"- {quote.text} [{source.id}]")
+            quoted[source.id] = list(quote.sentences)
         count = len(lines)
         if wants_list:
             lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
         else:  # a question about a detail: what the papers say, not a list of matches
             lead = f"{count} paper says:" if count == 1 else f"{count} papers say:"
-        return Generation(text=lead + "\n" + "\n".join(lines))
+        text = lead + "\n" + "\n".join(lines)
+        yield text
+        return Generation(text=text, quoted=quoted)

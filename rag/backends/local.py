@@ -15,20 +15,22 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LLMError, RagError
-from ..evidence import Selector, quote
+from ..evidence import Selector
+from ..lexical import tokenize
+from ..policy import Policy
 from ..prompts import load_prompt, render
+from ..query import Query
 from ..text import split_sentences, tidy_latex
+from ..types import Source, Verdict
 from .base import Generation
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
-    from ..query import Query
-    from ..retrieval import Source
 
 EVIDENCE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -141,12 +143,12 @@ class LocalBackend:
     name = "local"
     streams = True
 
-    def __init__(self, embedder: Embedder, settings: Settings, llm: Any = None) -> None:
+    def __init__(self, embedder: Embedder, settings: Settings, policy: Policy, llm: Any = None) -> None:
         """`llm`: anything with llama_cpp.Llama's `create_chat_completion` (default: the configured model)."""
         self.settings = settings
         self.system = load_prompt("evidence_system.md", settings.prompts_dir).strip()
         self.user_template = load_prompt("evidence_user.md", settings.prompts_dir)
-        self.selector = Selector(embedder, settings)
+        self.selector = Selector(embedder, policy)
         self.llm = llm if llm is not None else load_llama(settings)
 
     def judge(self, question: str, source: Source, excerpt: str) -> tuple[bool, str, dict]:
@@ -169,25 +171,27 @@ class LocalBackend:
         complete = closed and choice.get("finish_reason") != "length"
         return relevant, _tidy_sentence(sentence, complete), result.get("usage") or {}
 
-    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
+    def generate(
+        self, query: Query, sources: list[Source], verdict: Verdict, stream: bool = True
+    ) -> Generator[str, None, Generation]:
         # Which papers to read is the evidence selection (retrieval scores + a sentence that speaks to the
         # question); the model may veto a paper, never add one. Each paper costs it a few seconds, so it reads
         # only that paper's best sentences, in the abstract's order.
-        kept, wants_list = self.selector.select(query, sources)
+        kept, wants_list = self.selector.select(query, sources, verdict)
         kept = kept[: self.settings.local_papers]
         wants_list = wants_list and len(kept) > 1
         asks_for_list = query.wants_list
         question = query.text
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         lines: list[str] = []
+        quoted: dict[str, list[int]] = {}
         self.verdicts: list[dict] = []
 
-        def emit(source: Source, text: str) -> None:
+        def line(source: Source, text: str) -> str:
             prefix = "- " if wants_list else ("Also: " if lines else "")
-            line = f"{prefix}{text} [{source.id}]"
-            if on_text:
-                on_text(("\n" if lines else "") + line)
-            lines.append(line)
+            written = f"{prefix}{text} [{source.id}]"
+            lines.append(written)
+            return ("\n" if len(lines) > 1 else "") + written
 
         for index, (source, ranked) in enumerate(kept):
             best = sorted(ranked[: self.settings.local_sentences], key=lambda t: t[1])
@@ -221,15 +225,22 @@ class LocalBackend:
             # A sentence that states what the abstract does not (a number it lacks, the question's own words
             # pinned on the paper) is replaced by the abstract's own best sentence: the paper stays, the claim
             # does not.
-            emit(source, sentence if problem is None else quote(source, ranked, wants_list, index == 0))
+            if problem is None:
+                yield line(source, sentence)
+            else:
+                quote = self.selector.quote(source, ranked, wants_list, index == 0)
+                quoted[source.id] = list(quote.sentences)
+                yield line(source, quote.text)
         if not lines and kept:
             # The model rejected every paper. Measured on evals/questions.jsonl, its rejections of the best paper
             # were wrong 4 times (paraphrased questions) for each time right, so the best paper's own words stand.
             source, ranked = kept[0]
-            emit(source, quote(source, ranked, wants_list, True))
+            quote = self.selector.quote(source, ranked, wants_list, True)
+            quoted[source.id] = list(quote.sentences)
+            yield line(source, quote.text)
         if not lines:
             return Generation(text="", usage=usage, abstained=True)
-        return Generation(text="\n".join(lines), usage=usage)
+        return Generation(text="\n".join(lines), usage=usage, quoted=quoted)
 
 
 # Whole numbers only: the 50 of "ResNet50" or the 100 of "A100" are names, not claims.
@@ -264,8 +275,6 @@ def unsupported(sentence: str, question: str, source_text: str, excerpt: str, is
     if not is_list and _QUANTITY.search(question) and not _numbers(sentence) and _numbers(excerpt):
         return "the question asks for a quantity the sentence does not give"
     if is_list:
-        from ..lexical import tokenize
-
         tokens = tokenize([sentence, question, source_text])
         vocabulary = {index: token for token, index in tokens.vocab.items()}
         said, asked, written = ({vocabulary[i] for i in ids} for ids in tokens.ids)

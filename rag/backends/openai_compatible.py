@@ -4,17 +4,17 @@ while streaming) by `rag.citations`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from ..llm import LLM, BadReply, StreamBroken, usage_of
 from ..prompts import load_prompt, render
+from ..query import Query
+from ..types import Source, Verdict
 from .base import Generation
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..query import Query
-    from ..retrieval import Source
 
 ABSTAIN_MARKER = "INSUFFICIENT_EVIDENCE"
 
@@ -57,7 +57,9 @@ class OpenAICompatibleBackend:
             {"role": "user", "content": user},
         ]
 
-    def generate(self, query: Query, sources: list[Source], on_text: Callable[[str], None] | None = None) -> Generation:
+    def generate(
+        self, query: Query, sources: list[Source], verdict: Verdict, stream: bool = True
+    ) -> Generator[str, None, Generation]:
         request = {
             "model": self.settings.llm_model,
             "messages": self.messages(query.text, sources),
@@ -66,28 +68,24 @@ class OpenAICompatibleBackend:
         }
         llm = self.llm
         client = llm.client()
-        if on_text is None:
-            text, usage = llm.call(lambda: llm.reply(client, request))
+        if stream:
+            text, usage = yield from llm.call_stream(lambda: self._stream(client, request))
         else:
-            text, usage = llm.call(lambda: self._stream(client, request, on_text))
+            text, usage = llm.call(lambda: llm.reply(client, request))
         abstained = text.strip().startswith(ABSTAIN_MARKER)
         return Generation(text="" if abstained else text, usage=usage, abstained=abstained)
 
     # -- one streamed try ------------------------------------------------------------------------
 
-    def _stream(self, client, request: dict, on_text: Callable[[str], None]) -> tuple[str, dict | None]:
+    def _stream(self, client, request: dict) -> Generator[str, None, tuple[str, dict | None]]:
+        """One streamed try: the answer's pieces as they come; returns the whole text and the token usage."""
         pieces: list[str] = []
         usage = None
         finished = False
         shown = False
         chunks = 0
         held: str | None = ""  # the abstention marker must not be streamed to the user
-
-        def show(text: str) -> None:
-            nonlocal shown
-            shown = True
-            on_text(text)
-
+        response = None
         try:
             response = client.chat.completions.create(**request, stream=True)
             for chunk in response:
@@ -106,7 +104,8 @@ class OpenAICompatibleBackend:
                     if ABSTAIN_MARKER.startswith(held.strip()) or held.strip().startswith(ABSTAIN_MARKER):
                         continue
                     delta, held = held, None
-                show(delta)
+                shown = True
+                yield delta
             if not chunks:  # a 200 that is not an event stream at all (a proxy's page, plain JSON)
                 kind = getattr(response, "response", None)
                 kind = kind.headers.get("content-type", "no content type") if kind is not None else "nothing"
@@ -122,6 +121,10 @@ class OpenAICompatibleBackend:
             if shown:
                 raise StreamBroken(failure) from None
             raise
+        finally:
+            close = getattr(response, "close", None)
+            if close is not None:
+                close()  # a reader who left (the generator closed) ends the upstream stream too
         if held and not held.strip().startswith(ABSTAIN_MARKER):
-            show(held)
+            yield held
         return "".join(pieces), usage

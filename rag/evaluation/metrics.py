@@ -16,6 +16,8 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..text import content_words, split_sentences
+
 if TYPE_CHECKING:
     from ..embedding import Embedder
     from .questions import Question
@@ -133,8 +135,6 @@ SUPPORT_OVERLAP = 0.60  # or this share of the sentence's content words found in
 
 def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
     """(sentence without citations, ids it cites) for each claim in an answer; lead lines are skipped."""
-    from ..text import split_sentences
-
     claims = []
     for line in answer.splitlines():
         line = line.strip().removeprefix("- ").strip()
@@ -159,8 +159,6 @@ def answer_claims(answer: str) -> list[tuple[str, list[str]]]:
 
 def groundedness(answer: str, abstracts: dict[str, str], embedder: Embedder) -> float | None:
     """Share of answer sentences supported by an abstract they cite (embedding or lexical support)."""
-    from ..text import content_words, split_sentences
-
     claims = answer_claims(answer)
     if not claims:
         return None

@@ -1,4 +1,4 @@
-"""Running a question set through the core (`rag.answer.ask`, as every client does), scoring each answer,
+"""Running a question set through the core (`rag.pipeline`, as every client does), scoring each answer,
 and the LLM judge."""
 
 from __future__ import annotations
@@ -9,13 +9,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import LLMError
+from ..llm import LLM
+from ..pipeline import Pipeline
+from ..prompts import load_prompt, render
+from ..query import parse
+from ..types import Source
 from .metrics import METRICS, mean, percentile, score_question
 from .questions import QUESTION_TYPES
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..embedding import Embedder
-    from ..retrieval import Retrieval
     from ..store import Store
     from .questions import Question
 
@@ -106,28 +111,33 @@ def run_eval(
     k: int,
     judge: Judge | None = None,
     on_progress: Callable[[int], None] | None = None,
+    pipeline: Pipeline | None = None,
 ) -> Run:
-    """Answer every question with the real pipeline and score it."""
-    from ..answer import ask
-
-    # The variant is the settings' retriever, so every question goes through `ask` exactly as a user's would.
-    settings = replace(settings, retriever=retriever)
+    """Answer every question with the real pipeline and score it. `pipeline`: a tuning script's own (its policy,
+    its reranker); by default one built from `settings`."""
+    # The variant is the settings' retriever, so every question goes through the pipeline exactly as a user's would.
+    if pipeline is None:
+        pipeline = Pipeline(store, embedder, replace(settings, retriever=retriever))
     run = Run(retriever=retriever, backend=backend_name, k=k)
     for done, q in enumerate(questions, start=1):
-        seen: list[Retrieval] = []
-        answer = ask(
-            q.question,
-            store,
-            embedder,
-            settings,
-            backend_name,
+        events = pipeline.run(
+            parse(q.question),
             k=k,
-            on_retrieved=seen.append,
+            backend=backend_name,
+            stream=False,
             depth=RETRIEVAL_DEPTH,
             fallback=False,  # an LLM's failure stops the eval rather than scoring extractive answers as its own
         )
-        retrieved = [s.id for s in seen[0].sources]
-        sources = seen[0].sources[:k]  # what the answer read
+        found: list[Source] = []
+        answer = None
+        for event in events:
+            if event.type == "sources":
+                found = event.sources or []
+            elif event.type == "answer":
+                answer = event.answer
+        assert answer is not None
+        retrieved = [s.id for s in found]
+        sources = found[:k]  # what the answer read
         abstracts = {s.id: s.abstract for s in sources}
         metrics = score_question(
             q,
@@ -168,7 +178,6 @@ class Judge:
     """LLM-as-judge faithfulness and correctness through the configured OpenAI-compatible endpoint."""
 
     def __init__(self, settings: Settings) -> None:
-        from ..llm import LLM
 
         # Without the circuit breaker: a grade that failed is only missing, and must not open the breaker that
         # the answers of the next questions go through (the eval does not fall back: it would stop there).
@@ -176,8 +185,6 @@ class Judge:
         self.settings = settings
 
     def grade(self, q: Question, answer: str, cited: dict[str, str], gold: dict[str, str]) -> dict[str, float | None]:
-        from ..errors import LLMError
-        from ..prompts import load_prompt, render
 
         def block(papers: dict[str, str]) -> str:
             return "\n".join(f'<paper id="{i}">\n{text}\n</paper>' for i, text in papers.items()) or "(none)"

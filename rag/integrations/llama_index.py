@@ -22,10 +22,11 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ..config import check_k
+from ..types import Source
+from ..wire import source_json
 
 if TYPE_CHECKING:
     from ..api import Papers
-    from ..retrieval import Source
 
 
 class PaperRetriever(BaseRetriever):
@@ -57,7 +58,7 @@ class PaperRetriever(BaseRetriever):
 
 def to_node(source: Source) -> NodeWithScore:
     """One retrieved paper as a llama-index node with its score."""
-    metadata: dict[str, Any] = source.to_json()  # id, title, year, venue, score, relevance (when set), snippet
+    metadata: dict[str, Any] = source_json(source)  # id, title, year, venue, score, relevance (when set), snippet
     heading = " ".join(part for part in (f"[{source.id}]", source.title, _where(source)) if part)
     # The full abstract answers more than the one matched chunk; some paths carry only the snippet.
     node = TextNode(
@@ -69,7 +70,7 @@ def to_node(source: Source) -> NodeWithScore:
         excluded_llm_metadata_keys=list(metadata),
         excluded_embed_metadata_keys=list(metadata),
     )
-    return NodeWithScore(node=node, score=source.relevance if source.relevance is not None else source.score)
+    return NodeWithScore(node=node, score=source.closeness)
 
 
 def _where(source: Source) -> str:

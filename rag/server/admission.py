@@ -12,6 +12,8 @@ from __future__ import annotations
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .protocol import error_body
+
 # The routes that answer or search: each runs retrieval (and maybe an LLM) on the shared cores.
 ANSWERING = frozenset({"/api/ask", "/api/ask/stream", "/api/search", "/v1/chat/completions"})
 RETRY_AFTER_SECONDS = 1
@@ -41,8 +43,6 @@ class Admission:
             self.in_flight -= 1
 
     async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from .app import error_body
-
         message = f"the server is busy: {self.limit} questions are being answered; retry in a moment"
         response = JSONResponse(
             error_body(scope["path"], 503, message),

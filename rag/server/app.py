@@ -18,116 +18,46 @@ and shared (their lazy caches are filled there, before two requests could race t
 from __future__ import annotations
 
 import hmac
-import json
 import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path as FilePath
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..api import Event, PastTurn
+from .. import __version__
 from ..config import K_MAX, K_MIN
-from ..errors import InputError, NotFoundError, RagError, StoreError
-from ..followups import describe_query
-from ..query import MAX_QUESTION_CHARS
+from ..errors import RagError
+from ..followups import Resolution
+from ..query import MAX_QUESTION_CHARS, parse
+from ..types import Event
+from ..wire import event_json, paper_json, search_json
+from .openai_compat import openai_router
+from .protocol import (
+    MAX_BODY_BYTES,
+    SSE_HEADERS,
+    ApiError,
+    AskRequest,
+    answer_events,
+    collect,
+    error_body,
+    one_line,
+    sse_message,
+    status_of,
+    validation_message,
+)
 
 if TYPE_CHECKING:
     from ..api import Papers
 
 STATIC = FilePath(__file__).parent / "static"
-MAX_BODY_BYTES = 64 * 1024
-MAX_HISTORY_TURNS = 20
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no proxy may hold the stream back
-
-
-# -- requests ---------------------------------------------------------------------------------------------
-
-K = Annotated[int, Field(ge=K_MIN, le=K_MAX, description=f"papers to retrieve ({K_MIN}-{K_MAX})")]
-Year = Annotated[int, Field(ge=1900, le=2100)]
-Venue = Annotated[str, Field(min_length=1, max_length=100)]
-
-
-class HistoryTurn(BaseModel):
-    """An earlier question and the answer text shown for it (its [ID] citations say which papers it listed)."""
-
-    model_config = ConfigDict(extra="forbid")
-    question: str = Field(max_length=MAX_QUESTION_CHARS)
-    answer: str = Field(max_length=MAX_BODY_BYTES)
-
-
-class AskRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt field ("yaer") is an error, not silently ignored
-    question: str = Field(max_length=MAX_QUESTION_CHARS)
-    k: K | None = None
-    year: Year | None = None
-    venue: Venue | None = None
-    backend: Literal["extractive", "openai", "local"] | None = None
-    history: list[HistoryTurn] | None = Field(None, max_length=MAX_HISTORY_TURNS)
-
-    def past_turns(self) -> list[PastTurn] | None:
-        return None if self.history is None else [PastTurn(t.question, t.answer) for t in self.history]
-
-
-# -- errors -------------------------------------------------------------------------------------------------
-
-
-class ApiError(Exception):
-    """A request the server refuses, with the status and the one line to say why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-def status_of(exc: RagError) -> int:
-    """The HTTP status for an error of the core: the caller's mistake (4xx), or the store's state (503)."""
-    if isinstance(exc, NotFoundError):
-        return 404
-    if isinstance(exc, InputError):
-        return 400
-    if isinstance(exc, StoreError):
-        return 503
-    return 500
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split()) or "error"
-
-
-def error_body(path: str, status: int, message: str) -> dict:
-    """`{"error": "…"}` for /api; OpenAI's shape for /v1, so its clients show the message."""
-    message = one_line(message)
-    if path.startswith("/v1"):
-        kind = "invalid_request_error" if status < 500 else "server_error"
-        if status == 401:
-            kind = "authentication_error"
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-    return {"error": message}
-
-
-def validation_message(exc: RequestValidationError) -> str:
-    """The first problem pydantic found, as one line a user can act on."""
-    errors = exc.errors()
-    if not errors:
-        return "bad request"
-    first = errors[0]
-    if first.get("type") == "json_invalid":
-        return "the request body is not valid JSON"
-    if tuple(first.get("loc", ())) == ("body",) and first.get("type") in ("model_attributes_type", "dict_type"):
-        return "the request body must be a JSON object"
-    where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path"))
-    if first.get("type") == "missing":
-        return f"{where or 'the request body'} is required"
-    return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "bad request"))
 
 
 # -- the body limit -----------------------------------------------------------------------------------------
@@ -200,9 +130,6 @@ def create_app(
     flight get a 503 (admission.py)."""
     from contextlib import asynccontextmanager
 
-    from .. import __version__
-    from .openai_compat import openai_router
-
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
         # Open the store, load both models and the BM25 index and the speller's vocabulary now, in one thread,
@@ -253,11 +180,11 @@ def create_app(
 
     @api.post("/ask")
     def ask(body: AskRequest) -> dict:
-        return collect(papers, body)
+        return collect(answer_events(papers, body), body.question)
 
     @api.post("/ask/stream")
     async def ask_stream(body: AskRequest) -> StreamingResponse:
-        events = papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns())
+        events = answer_events(papers, body)
         # The first event is awaited here, so a bad question is a 4xx, not an error inside a 200 stream.
         first = await run_in_threadpool(_first, events)
         return StreamingResponse(sse(first, events, body.question), media_type="text/event-stream", headers=SSE_HEADERS)
@@ -269,20 +196,15 @@ def create_app(
         year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
         venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> dict:
-        from ..query import parse
-
-        found = papers.search(q, k=k, year=year, venue=venue)
-        return {"query": parse(q, year=year, venue=venue).text, "results": [s.to_json() for s in found]}
+        query = parse(q, year=year, venue=venue)
+        return search_json(query, papers.search_query(query, k=k).sources)
 
     @api.get("/papers/{paper_id}")
     def paper(paper_id: Annotated[str, Path(max_length=200)]) -> dict:
-        from ..evidence import display_sentences
-
-        found = papers.get(paper_id)
-        return {**found.to_json(), "sentences": display_sentences(found.abstract)}
+        return paper_json(papers.get(paper_id), sentences=True)
 
     app.include_router(api)
-    app.include_router(openai_router(papers, collect, require_token))
+    app.include_router(openai_router(papers, require_token))
 
     # Async, so health checks and the page never wait behind answers for a thread of the pool.
     @app.get("/healthz")
@@ -326,53 +248,16 @@ def _first(events: Iterator[Event]) -> Event | None:
     return next(events, None)
 
 
-def answer_json(event: Event, question: str, resolved: dict | None) -> dict:
-    """The `ask --json` object, with the question as typed and, in a conversation, how it was read."""
-    assert event.answer is not None
-    payload = {**event.answer.to_json(), "question": question}
-    if resolved is not None:
-        payload["resolved"] = resolved
-    return payload
-
-
-def event_json(event: Event) -> dict:
-    """An event's JSON; the query event also carries the line `rag chat` shows ("↳ searching: … · year 2025")."""
-    data = event.to_json()
-    if event.type == "query" and event.query is not None:
-        paper_ids = event.resolved.paper_ids if event.resolved is not None else ()
-        data["paper_ids"] = list(paper_ids)
-        data["described"] = describe_query(event.query, paper_ids)
-    return data
-
-
-def collect(papers: Papers, body: AskRequest) -> dict:
-    """The whole answer as one object (blocking: called in the thread pool)."""
-    resolved: dict | None = None
-    for event in papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns()):
-        if event.type == "query":
-            resolved = event_json(event).get("resolved")
-        elif event.type == "answer":
-            return answer_json(event, body.question, resolved)
-    raise RagError("the answer stopped before it was complete")
-
-
-def sse_message(kind: str, data: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
 def sse(first: Event | None, events: Iterator[Event], question: str) -> Iterator[str]:
     """The events as Server-Sent Events (a sync iterator: Starlette runs it in the thread pool). An error after
     the stream began becomes an `error` event with its one line."""
-    resolved: dict | None = None
+    resolution: Resolution | None = None
     try:
         event = first
         while event is not None:
-            data = event_json(event)
             if event.type == "query":
-                resolved = data.get("resolved")
-            if event.type == "answer":
-                data = {"type": "answer", "answer": answer_json(event, question, resolved)}
-            yield sse_message(event.type, data)
+                resolution = event.resolved
+            yield sse_message(event.type, event_json(event, question, resolution))
             event = next(events, None)
     except RagError as exc:
         yield sse_message("error", {"type": "error", "error": one_line(str(exc))})

@@ -20,11 +20,15 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from ..errors import RagError
+from ..followups import Resolution
 from ..query import MAX_QUESTION_CHARS
-from .app import SSE_HEADERS, ApiError, AskRequest, HistoryTurn, K, Venue, Year, answer_json, one_line
+from ..types import Event
+from ..wire import answer_json
+from .protocol import SSE_HEADERS, ApiError, AskRequest, HistoryTurn, K, Venue, Year, answer_events, collect, one_line
 
 if TYPE_CHECKING:
-    from ..api import Event, Papers
+    from ..api import Papers
 
 MODEL_ID = "rag-papers"
 MAX_MESSAGES = 41  # 20 earlier exchanges and the question
@@ -99,9 +103,7 @@ def usage(answer: dict) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def openai_router(
-    papers: Papers, collect: Callable[[Papers, AskRequest], dict], require_token: Callable[..., None]
-) -> APIRouter:
+def openai_router(papers: Papers, require_token: Callable[..., None]) -> APIRouter:
     router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
 
     @router.get("/models")
@@ -113,7 +115,7 @@ def openai_router(
         request = body.ask_request()
         model = body.model or MODEL_ID
         if not body.stream:
-            answer = await run_in_threadpool(collect, papers, request)
+            answer = await run_in_threadpool(collect, answer_events(papers, request), request.question)
             return {
                 "id": completion_id(),
                 "object": "chat.completion",
@@ -129,7 +131,7 @@ def openai_router(
                 "usage": usage(answer),
                 **extras(answer),
             }
-        events = papers.stream(request.question, request.k, request.year, request.venue, history=request.past_turns())
+        events = answer_events(papers, request)
         first = await run_in_threadpool(next, events, None)  # a bad question: a 4xx before the stream
         return StreamingResponse(
             chunks(first, events, request.question, model), media_type="text/event-stream", headers=SSE_HEADERS
@@ -141,9 +143,6 @@ def openai_router(
 def chunks(first: Event | None, events: Iterator[Event], question: str, model: str) -> Iterator[str]:
     """OpenAI's `chat.completion.chunk` stream: the role, the checked text as it comes, then a last chunk with
     `finish_reason` and the citations and sources; `[DONE]`. An error midway is a chunk with `error`."""
-    from ..errors import RagError
-    from .app import event_json
-
     base = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def chunk(delta: dict, finish: str | None = None, **more: Any) -> str:
@@ -151,16 +150,16 @@ def chunks(first: Event | None, events: Iterator[Event], question: str, model: s
         return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
-    resolved: dict | None = None
+    resolution: Resolution | None = None
     try:
         event = first
         while event is not None:
             if event.type == "query":
-                resolved = event_json(event).get("resolved")
+                resolution = event.resolved
             elif event.type == "text" and event.text:
                 yield chunk({"content": event.text})
-            elif event.type == "answer":
-                answer = answer_json(event, question, resolved)
+            elif event.type == "answer" and event.answer is not None:
+                answer = answer_json(event.answer, question, resolution)
                 yield chunk({}, "stop", usage=usage(answer), **extras(answer))
             event = next(events, None)
     except RagError as exc:

@@ -17,10 +17,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rag.answer import MAX_QUESTION_CHARS, clean_question
 from rag.cli import app
 from rag.corpus import Paper, read_file
 from rag.errors import InputError
+from rag.query import MAX_QUESTION_CHARS, clean_question
 
 runner = CliRunner()
 BIG = "x" * 100_000

@@ -17,7 +17,7 @@ from rag.citations import CitationStreamFilter, enforce_citations, find_citation
 from rag.cli import app
 from rag.config import Settings
 from rag.prompts import load_prompt
-from rag.retrieval import Source
+from rag.types import Source
 
 from ..llm_server import ScriptedLLM
 from .conftest import CANARY, LLAMA_MODEL, assert_cites_only

@@ -12,13 +12,13 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
-from rag.answer import answer_from_sources
-from rag.backends.base import Generation
 from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.citations import find_citations
 from rag.cli import app
-from rag.retrieval import retrieve
+from rag.pipeline import answer_of, respond
+from rag.policy import Policy
 
+from ..helpers import retrieve
 from .conftest import CANARY, LLAMA_MODEL, QUESTION, assert_cites_only, run_chat
 
 pytestmark = pytest.mark.llama_server
@@ -70,13 +70,14 @@ def test_ask_streams_through_llama_cpp_and_counts_what_it_drops(use_llama, seed_
 
         raw = ""
 
-        def generate(self, query, sources, on_text=None) -> Generation:
-            generation = super().generate(query, sources, on_text)
+        def generate(self, query, sources, verdict, stream=True):
+            generation = yield from super().generate(query, sources, verdict, stream)
             Recording.raw = generation.text
             return generation
 
-    pieces: list[str] = []
-    answer = answer_from_sources(found.query, found.sources, Recording(settings), settings, pieces.append)
+    events = list(respond(found.query, found.sources, Recording(settings), Policy.from_settings(settings)))
+    pieces = [event.text for event in events if event.type == "text"]
+    answer = answer_of(events)
     assert answer.backend == "openai" and answer.warnings == []
     assert len(pieces) > 1, "the answer did not stream"
     shown = "".join(pieces)

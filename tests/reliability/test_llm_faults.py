@@ -216,13 +216,14 @@ def test_a_stream_that_fails_before_any_text_is_retried(use_llm, llm):
 
 def test_backend_level_fallback_keeps_citations_checked(seed_store, seed_settings, llm):
     """Through the library: the partial stream's dropped citation is still counted in the final answer."""
-    from rag.answer import ask
+    from ..helpers import run_events
 
     store, embedder = seed_store
     settings = replace(seed_settings, llm_base_url=llm.url, llm_model="stream-cut")
-    shown: list[str] = []
-    warnings: list[str] = []
-    answer = ask(QUESTION, store, embedder, settings, "openai", k=3, on_text=shown.append, on_warning=warnings.append)
+    events = run_events(QUESTION, store, embedder, settings, "openai", k=3, stream=True)
+    shown = [event.text for event in events if event.type == "text"]
+    warnings = [event.text for event in events if event.type == "warning"]
+    answer = events[-1].answer
     assert answer.backend == "extractive" and answer.warnings == warnings and len(warnings) == 1
     assert answer.dropped_citations == ["999-99"]
     assert "".join(shown).endswith("\n" + answer.answer)

@@ -18,9 +18,9 @@ from rag.backends.openai_compatible import OpenAICompatibleBackend
 from rag.cli import app
 from rag.config import Settings
 from rag.errors import LLMError
-from rag.query import parse
-from rag.retrieval import Source
+from rag.types import Source
 
+from ..helpers import generated
 from .conftest import CANARY, QUESTION, closed_url, run_chat
 from .test_injection import INJECTED
 
@@ -95,9 +95,9 @@ def test_error_messages_and_tracebacks_of_the_backend_never_carry_the_key(llm, m
     )
     sources = [Source("inj-01", None, 2026, "ICLR 2026", 0.9, "s", INJECTED)]
     backend = OpenAICompatibleBackend(settings)
-    for on_text in (None, lambda piece: None):
+    for stream in (False, True):
         with pytest.raises(LLMError) as caught:
-            backend.generate(parse(QUESTION), sources, on_text)
+            generated(backend, QUESTION, sources, stream=stream)
         shown = "".join(traceback.format_exception(caught.value))
         assert_no_key(str(caught.value), repr(caught.value), shown)
     assert key_was_sent(llm)

@@ -347,6 +347,7 @@ class TurnView {
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
     this.text = answer.answer || "";
+    this.quoted = answer.quoted || {}; // paper id -> the positions of the abstract sentences the answer quotes
     this.setSources(answer.sources || [], answer.citations || []);
     this.renderText();
     for (const warning of answer.warnings || []) this.addWarning(warning);
@@ -633,17 +634,15 @@ function newConversation() {
 let panelTrigger = null; // the chip that opened the panel gets the focus back when it closes
 let panelRequest = 0; // only the latest click fills the panel
 
-const MIN_MATCH_CHARS = 16; // a shorter "sentence" ("See below.") would match answers by chance
+const MIN_MATCH_CHARS = 16; // a shorter "sentence" ("See below.") would match a snippet by chance
 const normalise = (text) => (text || "").replace(/\s+/g, " ").trim();
-// Looser: case and punctuation aside. The raw snippet keeps LaTeX and brackets the display sentences have
-// tidied, and a quote may drop a leading "Moreover," and capitalise what follows.
+// Looser: case and punctuation aside. The raw snippet keeps LaTeX and brackets the display sentences have tidied.
 const loose = (text) =>
   (text || "")
     .toLowerCase()
     .replace(/\\[a-z]+/g, " ") // LaTeX commands: "\emph{x}" reads "x", as the display sentence has it
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim();
-const ADDITIVE_OPENER = /^(furthermore|moreover|additionally|in addition|besides) /;
 
 /** Whether `sentence` occurs in `text` (given as normalise(text) and loose(text)). */
 function occursIn(sentence, normalised, loosened) {
@@ -651,16 +650,15 @@ function occursIn(sentence, normalised, loosened) {
   if (exact.length < MIN_MATCH_CHARS) return false;
   if (normalised.includes(exact)) return true;
   const words = loose(sentence);
-  return loosened.includes(words) || loosened.includes(words.replace(ADDITIVE_OPENER, ""));
+  return loosened.includes(words);
 }
 
 /**
- * Which of the paper's sentences to highlight: those the answer quotes (extractive answers quote them
- * verbatim); when it quotes none (an LLM paraphrases), those in the passage retrieval matched.
+ * Which of the paper's sentences to highlight: those the answer says it quotes (`quoted`: their positions, as
+ * the server sent them); when it quotes none (an LLM writes its own words), those in the passage retrieval matched.
  */
-function highlighted(sentences, answerText, source) {
-  const quoted = sentences.map((s) => occursIn(s, normalise(answerText), loose(answerText)));
-  if (quoted.some(Boolean)) return { marks: quoted, why: "quoted" };
+function highlighted(sentences, quoted, source) {
+  if (quoted && quoted.length) return { marks: sentences.map((_, i) => quoted.includes(i)), why: "quoted" };
   const snippet = (source && source.snippet) || "";
   const matched = sentences.map((s) => occursIn(s, normalise(snippet), loose(snippet)));
   return { marks: matched, why: matched.some(Boolean) ? "matched" : "none" };
@@ -695,7 +693,7 @@ function fillPanel(paper, view, source) {
   $("#panel-title").textContent = paper.title || `Abstract of ${paper.id}`;
   $("#panel-keywords").replaceChildren(...(paper.keywords || []).map((word) => el("li", {}, word)));
   const sentences = paper.sentences && paper.sentences.length ? paper.sentences : [paper.abstract || ""];
-  const { marks, why } = highlighted(sentences, view ? view.text : "", source);
+  const { marks, why } = highlighted(sentences, view && view.quoted ? view.quoted[paper.id] : null, source);
   $("#panel-note").textContent = {
     quoted: "Highlighted: the sentences the answer quotes.",
     matched: "Highlighted: the passage the search matched (the answer does not quote it word for word).",

@@ -1,0 +1,124 @@
+"""Whether to answer, and on which evidence: `judge(query, sources, policy) -> Verdict`, decided once.
+
+The pipeline calls the judge once per question, after retrieval and reranking; the refusal message renders its
+verdict (`refusal`), and the evidence selection reads the verdict's evidence (which papers hold the topic, which
+give the count) instead of checking the rules again. A different judge is one argument to `Pipeline`: any
+callable with this signature.
+
+The rules, in the order a refusal names them:
+- nothing retrieved (the store, or the year/venue restriction, has no match);
+- a topic question no retrieved paper holds every facet of (rag.facets: the paper on graph neural networks does
+  not answer "adversarial robustness of graph neural networks");
+- a count question none of whose relevant papers gives a number of what it counts;
+- the best paper under the bar: its calibrated relevance under `calibration.relevance_bar` (unless a paper writes
+  the name a "what is X?" question asks about), or with the reranker off its cosine under `min_score` (less a
+  slack for a paper holding every term of the question).
+With `policy.bars_off` (the user chose the papers, or `--min-score 0`) no bar or rule applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .facets import facets_held, gives_count, holds_topic, missing_text
+from .policy import Policy
+from .query import Query, names_any
+from .types import Source, Verdict
+
+Judge = Callable[[Query, Sequence[Source], Policy], Verdict]
+
+
+def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
+    """The verdict on answering `query` from `sources` (best first) under `policy`."""
+    if not sources:
+        return Verdict(False, "no_papers")
+    defined = defines_name(query, sources)
+    if policy.bars_off:
+        return Verdict(True, "chosen", defined=defined)
+    holding = None
+    if query.is_topic:
+        holding = frozenset(s.id for s in sources if holds_topic(s.facet_shares, policy.facet_bar))
+    counting = None
+    if query.counts:
+        counting = frozenset(
+            s.id for s in sources if gives_count(query.counts, s.abstract or s.snippet, policy.count_window)
+        )
+
+    reranked = sources[0].relevance is not None
+    if reranked:
+        assert policy.calibration is not None, "reranked sources are judged with the calibration that ranked them"
+        bar = policy.calibration.relevance_bar
+        under_bar = max(s.relevance or 0.0 for s in sources) < bar and not defined
+    else:
+        bar = 0.0
+        # Fusion may rank first a paper with a lower cosine than another source: the best evidence counts.
+        exact = (sources[0].term_coverage or 0.0) >= policy.exact_match_coverage
+        under_bar = max(s.score for s in sources) < policy.min_score - (policy.exact_match_slack if exact else 0.0)
+    relevant = [s for s in sources if s.relevance is None or s.relevance >= bar]
+    no_count = counting is not None and not any(s.id in counting for s in relevant)
+    no_topic = holding is not None and not holding
+    if not (under_bar or no_count or no_topic):
+        return Verdict(True, "evidence", holding=holding, counting=counting, defined=defined)
+
+    closest = by_closeness(sources)
+    if no_topic:  # the paper holding most of the topic's facets (the closest of those) shows what is missing
+        return Verdict(False, "topic", max(closest, key=lambda s: facets_held(s.facet_shares, policy.facet_bar)))
+    if no_count:
+        return Verdict(False, "count", closest[0], counting=counting)
+    if reranked:
+        return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
+    return Verdict(False, "score", max(sources, key=lambda s: s.score))
+
+
+def defines_name(query: Query, sources: Sequence[Source]) -> bool:
+    """ "what is CAMEL?" is answered by a paper that names CAMEL, whatever its relevance: the cross-encoder and
+    MiniLM score a rare name low (CAMEL's own paper: relevance 0.25 under the bar 0.30), and a name that a paper
+    writes is a name that paper defines or uses."""
+    return bool(query.defines) and any(names_any((query.defines,), s.text) for s in sources)
+
+
+def by_closeness(sources: Sequence[Source]) -> list[Source]:
+    """A refusal's "closest papers", by what the bar judged (relevance, or else cosine), not the fused rank."""
+    return sorted(sources, key=lambda s: -s.closeness)
+
+
+NO_ANSWER = "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
+
+
+def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
+    """The one line saying why `verdict` refuses, naming the closest paper and the bar or rule it missed."""
+    lead = "The indexed abstracts don't answer this: "
+    closest = verdict.closest
+    restriction = query.venue or query.year
+    if verdict.reason == "no_papers" or closest is None:
+        if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
+            return f"{lead}the store has no paper from {restriction}."
+        return f"{lead}no paper in the store matches the question."
+    if verdict.reason == "topic":
+        shares = closest.facet_shares or ()
+        where = f" from {restriction}" if restriction else ""
+        covers = "covers all of" if len(shares) > 1 else "covers"
+        unmentioned = bool(shares) and max(share for _, share in shares) == 0
+        lacks = missing_text(shares, policy.facet_bar) or (
+            "never mentions it" if unmentioned else "shares only some of its terms"
+        )
+        found = f"no paper{where} found {covers} “{query.topic}”"
+        return f"{lead}{found}; the closest ({closest.id}, {_judged(closest)}) {lacks}."
+    if verdict.reason == "count":
+        return (
+            f"{lead}none of the papers found gives a number of {query.counts}; "
+            f"the closest ({closest.id}, {_judged(closest)}) gives none."
+        )
+    if verdict.reason == "relevance":
+        assert policy.calibration is not None
+        bar = policy.calibration.relevance_bar
+        return f"{lead}the closest paper ({closest.id}) has relevance {closest.relevance:.2f}, below the bar {bar:g}."
+    return (
+        f"{lead}the closest paper ({closest.id}) scores {closest.score:.2f}, below the evidence threshold "
+        f"{policy.min_score:g}."
+    )
+
+
+def _judged(source: Source) -> str:
+    """What a message shows of a paper's match: its relevance, or else its cosine."""
+    return f"relevance {source.relevance:.2f}" if source.relevance is not None else f"{source.score:.2f}"

@@ -1,0 +1,265 @@
+"""The question's path, in one place: retrieve (fuse) → rerank → lexical evidence → judge → select/generate → cite.
+
+    pipeline = Pipeline(store, embedder, settings)          # built once (by `Papers`): models and policy loaded
+    for event in pipeline.run(query, k=5):                   # query, sources, text…, warning…, answer
+        ...
+    answer = pipeline.answer(query)                          # the same, consumed
+
+`run` is a generator: the backend's text pieces pass through the citation check as they come, and a reader that
+stops reading (closes the generator) stops the answer there, the LLM's stream included. Every tuned number comes
+from the `Policy`; whether to answer is the judge's one `Verdict` (rag.judge), which the refusal message and the
+evidence selection read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from typing import TYPE_CHECKING
+
+from .backends import Backend, get_backend
+from .citations import CitationStreamFilter, enforce_citations, find_citations
+from .embedding import get_query_embedder
+from .errors import LLMError, RagError
+from .facets import facet_shares
+from .judge import NO_ANSWER, Judge, by_closeness, judge, refusal
+from .lexical import LexicalIndex, get_index, term_coverage
+from .llm import drain
+from .policy import Policy
+from .query import Query
+from .retrieval import check_mode, fuse
+from .spelling import speller_for
+from .types import Answer, Event, Retrieval, Source
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .embedding import Embedder
+    from .rerank import Reranker
+    from .store import Store
+
+__all__ = ["Pipeline", "answer_of", "respond"]
+
+
+class Pipeline:
+    """One store's question path: the models, the policy and the judge, chosen once."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        policy: Policy | None = None,
+        judge: Judge = judge,
+        reranker: Reranker | None = None,
+    ) -> None:
+        """`policy` defaults to the settings' (with the packaged calibration); `judge` to `rag.judge.judge`;
+        `reranker` to the configured model when `settings.reranker` (a tuning script may give its own)."""
+        self.store, self.embedder, self.settings = store, embedder, settings
+        self.policy = policy or Policy.from_settings(settings)
+        self.judge = judge
+        if reranker is None and settings.reranker:
+            from .rerank import get_reranker  # onnxruntime: loaded only when reranking is on
+
+            reranker = get_reranker(settings)
+        self.reranker = reranker
+        self.query_embedder = get_query_embedder(settings, embedder)
+
+    # -- stages ----------------------------------------------------------------------------------------
+
+    def retrieve(
+        self,
+        query: Query,
+        k: int | None = None,
+        paper_ids: list[str] | None = None,
+        mode: str | None = None,
+        policy: Policy | None = None,
+    ) -> Retrieval:
+        """The `k` best papers for `query`: fused candidates, reranked, with the lexical evidence the judge reads."""
+        started = time.perf_counter()
+        policy = policy or self.policy
+        k = k or self.settings.k
+        mode = mode or self.settings.retriever
+        check_mode(mode)
+        calibration = policy.calibration if self.reranker is not None else None
+        # The reranker reorders more candidates than are kept: the paper it puts first may be fused 12th.
+        wanted = max(k, calibration.candidates) if calibration else k
+        with self.store.reading():
+            index = get_index(self.store) if mode != "dense" else None
+            speller = speller_for(index) if index is not None and self.settings.spelling else None
+            query, sources = fuse(
+                query, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, speller
+            )
+            if calibration and sources:
+                assert self.reranker is not None
+                sources = self.reranker.rerank(query, sources, calibration)
+            sources = sources[:k]
+            self.add_lexical_evidence(query, sources, index, mode, policy)
+        return Retrieval(query, sources, (time.perf_counter() - started) * 1000)
+
+    def add_lexical_evidence(
+        self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy
+    ) -> None:
+        """What the judge reads besides relevance: the share of the question's terms the top paper holds, and for
+        a topic question each paper's share of each facet (rag.facets)."""
+        if not sources:
+            return
+        if mode != "dense":
+            sources[0].term_coverage = term_coverage(query.search, [sources[0].text])
+        if query.is_topic:
+            index = index or get_index(self.store)
+            shares = facet_shares(query.search, [s.text for s in sources], index, policy.light_facet)
+            for source, held in zip(sources, shares, strict=True):
+                source.facet_shares = held
+
+    def backend(self, name: str, policy: Policy | None = None) -> Backend:
+        return get_backend(name, self.settings, self.embedder, policy or self.policy)
+
+    # -- the whole path --------------------------------------------------------------------------------
+
+    def run(
+        self,
+        query: Query,
+        *,
+        k: int | None = None,
+        backend: str | None = None,
+        paper_ids: list[str] | None = None,
+        policy: Policy | None = None,
+        stream: bool = True,
+        depth: int | None = None,
+        fallback: bool = True,
+    ) -> Iterator[Event]:
+        """The answer to `query` as events: "query" (as applied), "sources", "text" pieces, any "warning", "answer".
+
+        When an LLM backend fails, the answer is the extractive one with a warning: a person asking a question
+        gets an answer, not an error. `stream=False`: the reader wants the answer whole (an LLM is asked for it
+        whole). For the eval: `depth` retrieves that many papers (the "sources" event has them all, to score the
+        ranking) while the answer reads the top `k`; `fallback=False` lets an LLM's failure raise, since scoring
+        extractive answers as the LLM's would make the numbers lie.
+        """
+        started = time.perf_counter()
+        policy = policy or self.policy
+        k = k or self.settings.k
+        chosen = self.backend(backend or self.settings.backend, policy)
+        spare = self.backend("extractive", policy) if fallback and chosen.name != "extractive" else None
+        found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
+        yield Event("query", query=found.query)
+        yield Event("sources", sources=list(found.sources))
+        yield from respond(
+            found.query,
+            found.sources[:k],
+            chosen,
+            policy,
+            judge=self.judge,
+            fallback=spare,
+            stream=stream,
+            retrieve_ms=found.elapsed_ms,
+            started=started,
+        )
+
+    def answer(self, query: Query, **options) -> Answer:
+        """`run(query, stream=False, **options)`'s answer."""
+        return answer_of(self.run(query, stream=False, **options))
+
+
+def respond(
+    query: Query,
+    sources: list[Source],
+    backend: Backend,
+    policy: Policy,
+    *,
+    judge: Judge = judge,
+    fallback: Backend | None = None,
+    stream: bool = True,
+    retrieve_ms: float = 0.0,
+    started: float | None = None,
+) -> Iterator[Event]:
+    """Judge `sources`, then refuse or generate, checking citations: "text" pieces, any "warning", the "answer".
+
+    An `LLMError` from `backend` is answered by `fallback` with a warning; without a fallback it propagates.
+    """
+    started = time.perf_counter() if started is None else started
+    timings = {"retrieve": retrieve_ms, "generate": 0.0}
+    verdict = judge(query, sources, policy)
+    if not verdict.answers:
+        text = refusal(verdict, query, policy)
+        yield Event("text", text=text)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        refused = Answer(query, text, [], by_closeness(sources), True, backend.name, [], timings, None)
+        yield Event("answer", answer=refused)
+        return
+
+    valid = [s.id for s in sources]
+    checker = CitationStreamFilter(valid) if (stream and backend.streams) else None
+    shown = False  # whether any streamed text reached the reader
+    generate_started = time.perf_counter()
+    warnings: list[str] = []
+    already_dropped: list[str] = []
+    used = backend
+    try:
+        with closing(backend.generate(query, sources, verdict, stream=stream)) as pieces:
+            while True:
+                try:
+                    piece = next(pieces)
+                except StopIteration as done:
+                    generation = done.value
+                    break
+                checked = checker.feed(piece) if checker else ""
+                if checked:
+                    shown = True
+                    yield Event("text", text=checked)
+    except LLMError as exc:
+        if fallback is None:
+            raise
+        # An unclosed "[..." the filter still holds is dropped, never shown: it was not checked.
+        already_dropped = list(checker.dropped) if checker else []
+        if shown:
+            yield Event("text", text="\n")  # end the half answer's line: the warning and the whole answer follow
+        warning = f"{exc}; " + (
+            "the answer above is incomplete, here is the extractive answer instead"
+            if shown
+            else "showing the extractive answer instead"
+        )
+        warnings.append(warning)
+        yield Event("warning", text=warning)
+        generation = drain(fallback.generate(query, sources, verdict, stream=False))
+        used, checker = fallback, None
+    if checker:
+        tail = checker.flush()
+        if tail:
+            yield Event("text", text=tail)
+    timings["generate"] = (time.perf_counter() - generate_started) * 1000
+
+    text, dropped = enforce_citations(generation.text, valid)
+    dropped = list(dict.fromkeys(already_dropped + dropped))
+    abstained = generation.abstained or not text.strip()
+    if abstained:
+        text = NO_ANSWER
+        yield Event("text", text=text)
+    elif checker is None:  # not streamed: the checked text, whole
+        yield Event("text", text=text)
+    citations = [] if abstained else find_citations(text)
+    quoted = {pid: generation.quoted[pid] for pid in citations if generation.quoted.get(pid)}
+    timings["total"] = (time.perf_counter() - started) * 1000
+    answer = Answer(
+        query,
+        text,
+        citations,
+        by_closeness(sources) if abstained else sources,
+        abstained,
+        used.name,
+        dropped,
+        timings,
+        generation.usage,
+        warnings,
+        quoted,
+    )
+    yield Event("answer", answer=answer)
+
+
+def answer_of(events: Iterable[Event]) -> Answer:
+    """The final answer of a stream of events (the events before it read and left)."""
+    for event in events:
+        if event.type == "answer" and event.answer is not None:
+            return event.answer
+    raise RagError("the answer stopped before it was complete")

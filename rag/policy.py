@@ -1,0 +1,148 @@
+"""Every tuned number of the question's path, in one frozen object: `Policy.from_settings(settings)`.
+
+Retrieval, the reranker, the judge and the evidence selection read their bars, weights and windows from the
+`Policy` they are given, never from module constants, so a tuning script passes a policy (`dataclasses.replace`)
+instead of assigning globals. Each field says why it has its value and which command chose it. The numbers a user
+may set (`RAG_MIN_SCORE`, `RAG_EVIDENCE_RATIO`, `RAG_DETAIL_RATIO`) come from `Settings`; the reranker's logistic
+layer and bars come from its `calibration.json` (fitted on the dev questions by `python -m train.calibrate`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import ModelError
+
+if TYPE_CHECKING:
+    from .config import Settings
+
+# The packaged cross-encoder and its calibration (rag/models/reranker/, package data).
+RERANKER_DIR = Path(__file__).resolve().parent / "models" / "reranker"
+# The reranker's features, in the order the calibration's weights are given.
+FEATURES = ("logit", "cosine", "coverage", "rank")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The logistic layer over FEATURES and the bars on its probability, all chosen on dev questions
+    (`python -m train.calibrate`, calibration.json)."""
+
+    weights: tuple[float, ...]
+    bias: float
+    relevance_bar: float  # abstain when no candidate reaches it
+    cite_bar: float  # an extractive answer to a list question cites the papers at or above it (the best always)
+    detail_bar: float  # the same for a question about a detail ("what does PURGE reach on RWKU?")
+    candidates: int  # fused candidates the cross-encoder scores: the paper it puts first may be fused 12th
+
+    def probability(self, values: Sequence[float]) -> float:
+        z = self.bias + sum(w * v for w, v in zip(self.weights, values, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def read_json(path: Path) -> dict:
+    """A model folder's JSON file; a missing or unreadable one is a one-line `ModelError`."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ModelError(f"the reranker is not installed: {path} is missing (reinstall, or RAG_RERANKER=off)") from exc
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from exc
+
+
+def load_calibration(folder: Path = RERANKER_DIR) -> Calibration:
+    data = read_json(folder / "calibration.json")
+    try:
+        if list(data["features"]) != list(FEATURES):
+            raise ValueError(f"features {data['features']} are not {list(FEATURES)}")
+        return Calibration(
+            tuple(float(w) for w in data["weights"]),
+            float(data["bias"]),
+            float(data["relevance_bar"]),
+            float(data["cite_bar"]),
+            float(data["detail_bar"]),
+            int(data["candidates"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{folder / 'calibration.json'} is malformed: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The bars, weights and windows of retrieval, judging and evidence selection."""
+
+    # -- the numbers a user may set: Settings' (rag/config.py says why each has its default) --
+    # Abstain when the best paper's cosine is below this (reranker off; `RAG_MIN_SCORE`). 0 or less turns every
+    # evidence bar off, as `papers_chosen` does.
+    min_score: float
+    # With the reranker off, extractive answers keep papers scoring this fraction of the best one's cosine: looser
+    # for "which papers …", stricter for a detail (`RAG_EVIDENCE_RATIO`, `RAG_DETAIL_RATIO`).
+    evidence_ratio: float
+    detail_ratio: float
+
+    # -- retrieval (rag.retrieval) --
+    # Weight of the (max-normalised) cosine against the (max-normalised) BM25 score in score fusion. Measured on
+    # evals/questions.jsonl (`rag eval --retriever hybrid`): 0.5-0.7 give the same recall@5 (0.945); RRF 0.934.
+    dense_weight: float = 0.6
+    # Share of the question's stemmed terms a top lexical hit must contain for BM25 to be fused at all: fused
+    # unconditionally, BM25 cost paraphrases half their recall (docs/EVALUATION.md, the lexical gate).
+    lexical_coverage: float = 0.5
+    rrf_k: int = 60  # the usual reciprocal-rank-fusion constant (`--retriever hybrid-rrf`, kept to compare)
+    chunks_per_paper: int = 4  # chunks fetched per wanted paper: papers have 1-4, several may hit one paper
+
+    # -- the judge (rag.judge) --
+    # A paper holding every term of the question ("what is DiVeQ?") gets this much slack under min_score:
+    # MiniLM scores rare names and acronyms poorly (reranker off; chosen on evals/questions.jsonl).
+    exact_match_coverage: float = 0.99
+    exact_match_slack: float = 0.10
+    # A paper holds a facet of a topic at this IDF-weighted share of its terms, and answers the topic when it holds
+    # every facet. Chosen on the dev questions only: `python evals/facet_sweep.py` (docs/EVALUATION.md).
+    facet_bar: float = 0.55
+    # A facet weighing less than this share of the heaviest one (by IDF) is no condition of its own ("learning"
+    # in "learning with noisy labels for classification").
+    light_facet: float = 1 / 3
+    # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
+    count_window: int = 5
+
+    # -- evidence selection (rag.evidence) --
+    # A sentence's score is its cosine to the question plus this weight times its share of the question's words.
+    lexical_weight: float = 0.15
+    # For "which papers …" the sentence saying what the paper does is quoted when within this of the best sentence.
+    contribution_margin: float = 0.30
+    # A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
+    sentence_evidence: float = 0.65
+    # A sentence holding a link and at most this many other words naming code/data/a page only points to them:
+    # 2,846 of the corpus's 2,943 sentences with a link (the rest are claims with a link inside).
+    pointer_words: int = 20
+
+    # -- the reranker's calibrated layer and bars (calibration.json); None with RAG_RERANKER=off --
+    calibration: Calibration | None = None
+
+    # The user chose the papers (a chat follow-up about them, "compare them"): whether they match the question
+    # well enough is not the issue, so no evidence bar or rule applies.
+    papers_chosen: bool = False
+
+    @property
+    def bars_off(self) -> bool:
+        """No evidence bar applies: the user chose the papers, or set `--min-score 0`."""
+        return self.papers_chosen or self.min_score <= 0
+
+    @property
+    def reranked(self) -> bool:
+        return self.calibration is not None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, calibration: Calibration | None = None) -> Policy:
+        """The policy `settings` ask for; the reranker's calibration is read from its folder (or given)."""
+        if settings.reranker and calibration is None:
+            calibration = load_calibration(Path(settings.reranker_model) if settings.reranker_model else RERANKER_DIR)
+        return cls(
+            min_score=settings.min_score,
+            evidence_ratio=settings.evidence_ratio,
+            detail_ratio=settings.detail_ratio,
+            calibration=calibration if settings.reranker else None,
+        )

@@ -1,0 +1,133 @@
+"""What the HTTP API and `/v1` share: the request models, the error shapes, and a request's answer as events or
+as one `ask --json` object. The app (app.py), the admission limit (admission.py) and the OpenAI routes
+(openai_compat.py) import this module; it imports none of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..api import PastTurn
+from ..config import K_MAX, K_MIN
+from ..errors import InputError, NotFoundError, RagError, StoreError
+from ..followups import Resolution
+from ..query import MAX_QUESTION_CHARS
+from ..types import Event
+from ..wire import answer_json
+
+if TYPE_CHECKING:
+    from ..api import Papers
+
+MAX_BODY_BYTES = 64 * 1024
+MAX_HISTORY_TURNS = 20
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no proxy may hold the stream back
+
+
+# -- requests ---------------------------------------------------------------------------------------------
+
+K = Annotated[int, Field(ge=K_MIN, le=K_MAX, description=f"papers to retrieve ({K_MIN}-{K_MAX})")]
+Year = Annotated[int, Field(ge=1900, le=2100)]
+Venue = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class HistoryTurn(BaseModel):
+    """An earlier question and the answer text shown for it (its [ID] citations say which papers it listed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    answer: str = Field(max_length=MAX_BODY_BYTES)
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field ("yaer") is an error, not silently ignored
+    question: str = Field(max_length=MAX_QUESTION_CHARS)
+    k: K | None = None
+    year: Year | None = None
+    venue: Venue | None = None
+    backend: Literal["extractive", "openai", "local"] | None = None
+    history: list[HistoryTurn] | None = Field(None, max_length=MAX_HISTORY_TURNS)
+
+    def past_turns(self) -> list[PastTurn] | None:
+        return None if self.history is None else [PastTurn(t.question, t.answer) for t in self.history]
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    """A request the server refuses, with the status and the one line to say why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def status_of(exc: RagError) -> int:
+    """The HTTP status for an error of the core: the caller's mistake (4xx), or the store's state (503)."""
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, InputError):
+        return 400
+    if isinstance(exc, StoreError):
+        return 503
+    return 500
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "error"
+
+
+def error_body(path: str, status: int, message: str) -> dict:
+    """`{"error": "…"}` for /api; OpenAI's shape for /v1, so its clients show the message."""
+    message = one_line(message)
+    if path.startswith("/v1"):
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        if status == 401:
+            kind = "authentication_error"
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": message}
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """The first problem pydantic found, as one line a user can act on."""
+    errors = exc.errors()
+    if not errors:
+        return "bad request"
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        return "the request body is not valid JSON"
+    if tuple(first.get("loc", ())) == ("body",) and first.get("type") in ("model_attributes_type", "dict_type"):
+        return "the request body must be a JSON object"
+    where = ".".join(str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path"))
+    if first.get("type") == "missing":
+        return f"{where or 'the request body'} is required"
+    return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "bad request"))
+
+
+# -- a request's answer -------------------------------------------------------------------------------------
+
+
+def answer_events(papers: Papers, body: AskRequest) -> Iterator[Event]:
+    """The answer to `body` as events (the question parsed first: a bad one raises before any event)."""
+    return papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns())
+
+
+def collect(events: Iterator[Event], question: str) -> dict:
+    """The whole answer as the `ask --json` object, with the question as typed and, in a conversation, how it
+    was read (blocking: called in the thread pool)."""
+    resolution: Resolution | None = None
+    for event in events:
+        if event.type == "query":
+            resolution = event.resolved
+        elif event.type == "answer" and event.answer is not None:
+            return answer_json(event.answer, question, resolution)
+    raise RagError("the answer stopped before it was complete")
+
+
+def sse_message(kind: str, data: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

@@ -1,0 +1,131 @@
+"""The judge (rag/judge.py), on hand-built sources: one verdict per question, each reason it gives, and the one
+line a refusal says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rag.config import Settings
+from rag.judge import judge, refusal
+from rag.policy import Policy
+from rag.query import parse
+from rag.types import Source
+
+POLICY = Policy.from_settings(Settings())  # min_score 0.365, the packaged calibration
+assert POLICY.calibration is not None
+BAR = POLICY.calibration.relevance_bar
+LEAD = "The indexed abstracts don't answer this: "
+
+TOPIC = "which papers study adversarial robustness of graph neural networks?"
+HALF = (("adversarial robustness", 0.0), ("graph neural networks", 1.0))
+FULL = (("adversarial robustness", 1.0), ("graph neural networks", 1.0))
+NEITHER = (("adversarial robustness", 0.0), ("graph neural networks", 0.2))
+COUNT = "how many games does Octax ship with?"
+
+
+def paper(pid: str, score: float, abstract: str = "", relevance: float | None = None, shares=None) -> Source:
+    abstract = abstract or f"We study the topic of paper {pid}. It has results."
+    return Source(pid, None, 2026, "ICLR 2026", score, abstract, abstract, relevance=relevance, facet_shares=shares)
+
+
+def test_the_verdict_answers_on_evidence_and_names_the_evidence():
+    topic = judge(parse(TOPIC), [paper("a", 0.6, shares=HALF), paper("b", 0.5, shares=FULL)], POLICY)
+    assert topic.answers and topic.reason == "evidence" and topic.holding == frozenset({"b"})
+    assert topic.counting is None  # not a count question: the rule does not apply
+    counted = paper("octax", 0.6, "Octax ships 21 classic arcade games in JAX.")
+    count = judge(parse(COUNT), [counted, paper("other", 0.5, "We study games.")], POLICY)
+    assert count.answers and count.reason == "evidence" and count.counting == frozenset({"octax"})
+    assert count.holding is None  # a question about a detail: no facet rule
+    plain = judge(parse("which papers study unlearning?"), [paper("a", POLICY.min_score)], POLICY)
+    assert plain.answers and plain.reason == "evidence"  # the bar is inclusive
+
+
+# (question, year, sources, policy, reason, the paper a refusal names, the refusal's end)
+REFUSED = {
+    "no_papers": (
+        "which papers study unlearning?",
+        None,
+        [],
+        POLICY,
+        None,
+        "no paper in the store matches the question.",
+    ),
+    "no_papers_in_a_year": (
+        "which papers study unlearning?",
+        2027,
+        [],
+        POLICY,
+        None,
+        "the store has no paper from 2027.",
+    ),
+    "topic": (
+        TOPIC,
+        None,
+        [paper("a", 0.6, shares=HALF), paper("b", 0.7, shares=NEITHER)],
+        POLICY,
+        "a",  # the paper holding most of the topic's facets, though another is closer
+        "no paper found covers all of “adversarial robustness of graph neural networks”; the closest (a, 0.60) "
+        "covers “graph neural networks” but not “adversarial robustness”.",
+    ),
+    "count": (
+        COUNT,
+        None,
+        [paper("octax", 0.6, "Octax is a suite of classic arcade games in JAX.")],
+        POLICY,
+        "octax",
+        "none of the papers found gives a number of games; the closest (octax, 0.60) gives none.",
+    ),
+    "relevance": (
+        "which papers study unlearning?",
+        None,
+        [paper("a", 0.7, relevance=BAR - 0.05), paper("b", 0.8, relevance=BAR - 0.01)],
+        POLICY,
+        "b",  # the most relevant, not the first ranked nor the best cosine
+        f"the closest paper (b) has relevance {BAR - 0.01:.2f}, below the bar {BAR:g}.",
+    ),
+    "score": (
+        "which papers study unlearning?",
+        None,
+        [paper("a", 0.30), paper("b", 0.33)],
+        POLICY,
+        "b",  # the best cosine, whatever fusion ranked first
+        f"the closest paper (b) scores 0.33, below the evidence threshold {POLICY.min_score:g}.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_each_refusal_has_its_reason_and_says_it_in_one_line(case):
+    question, year, sources, policy, closest, ending = REFUSED[case]
+    query = parse(question, year=year)
+    verdict = judge(query, sources, policy)
+    assert not verdict.answers and verdict.reason == case.removesuffix("_in_a_year")
+    assert (verdict.closest.id if verdict.closest else None) == closest
+    text = refusal(verdict, query, policy)
+    assert text == LEAD + ending and "\n" not in text
+
+
+def test_a_venue_that_empties_the_search_is_named():
+    query = parse("which papers study unlearning?", venue="NeurIPS 2024")
+    text = refusal(judge(query, [], POLICY), query, POLICY)
+    assert text == LEAD + "the store has no paper from NeurIPS 2024."
+
+
+def test_papers_the_user_chose_or_bars_set_to_zero_are_answered_whatever_the_evidence():
+    weak = [paper("a", 0.05, relevance=0.01, shares=HALF)]
+    for policy in (replace(POLICY, papers_chosen=True), replace(POLICY, min_score=0.0)):
+        assert policy.bars_off
+        verdict = judge(parse(TOPIC), weak, policy)
+        assert verdict.answers and verdict.reason == "chosen"
+    # nothing found is still nothing found, chosen or not
+    assert judge(parse(TOPIC), [], replace(POLICY, papers_chosen=True)).reason == "no_papers"
+
+
+def test_a_name_a_paper_writes_is_answered_under_the_relevance_bar():
+    camel = paper("c", 0.3, "We propose ConstAnt degree Matrix-drivEn Learning (CAMEL).", relevance=BAR - 0.05)
+    verdict = judge(parse("what is CAMEL?"), [camel], POLICY)
+    assert verdict.answers and verdict.reason == "evidence" and verdict.defined
+    unnamed = judge(parse("what is Zorblax?"), [camel], POLICY)
+    assert not unnamed.answers and unnamed.reason == "relevance" and not unnamed.defined
