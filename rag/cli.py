@@ -375,18 +375,29 @@ def serve(
     papers = Papers(settings=settings)
     bound = sock.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-    render.stderr_console().print(
-        f"rag serve · store {settings.store_label} · {where} (the page at /, OpenAI-compatible at {where}/v1)"
-        " · Ctrl-C stops",
-        markup=False,
-        soft_wrap=True,
-    )
+
+    class AnnouncedServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            # The URL only once it answers: after the warm-up (the app's lifespan) and the listen, both in here.
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                render.stderr_console().print(
+                    f"rag serve · store {settings.store_label} · {where} (the page at /, OpenAI-compatible at "
+                    f"{where}/v1) · Ctrl-C stops",
+                    markup=False,
+                    soft_wrap=True,
+                )
+
     config = uvicorn.Config(
         create_app(papers, token, origins, access_log=access_log, max_pending=settings.serve_max_pending),
         log_level="warning",
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        AnnouncedServer(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        # Ctrl-C is how one stops it: uvicorn shuts down gracefully, then re-raises the SIGINT it caught.
+        return
 
 
 @app.command()
