@@ -39,15 +39,23 @@ if TYPE_CHECKING:
 __all__ = ["Event", "Papers", "PastTurn"]
 
 
-def how_to_fill() -> str:
-    """How to put papers in a store, naming the bundled seeds (an installed wheel has no seeds/ to point at)."""
+def how_to_fill(settings: Settings | None = None) -> str:
+    """How to put papers in a store, naming the bundled seeds (an installed wheel has no seeds/ to point at); for a
+    store the user named, the commands name it too: copied without it, they would fill the default store."""
+    import shlex
+
     from .corpus import bundled_seeds_dir
 
+    where = ""
+    if settings is not None and settings.chroma_url:
+        where = f" --chroma-url {shlex.quote(settings.chroma_url)}"
+    elif settings is not None and not is_default_store(settings):
+        where = f" --store {shlex.quote(str(settings.store))}"
     try:
-        seeds = f" (the bundled seed abstracts: `rag ingest {bundled_seeds_dir()}`)"
+        seeds = f" (the bundled seed abstracts: `rag ingest {bundled_seeds_dir()}{where}`)"
     except InputError:
         seeds = ""
-    return f"add papers with `rag ingest FILE...`{seeds}"
+    return f"add papers with `rag ingest FILE...{where}`{seeds}"
 
 
 def is_default_store(settings: Settings) -> bool:
@@ -68,12 +76,12 @@ def open_store(
 
     # Opening a Chroma store creates it: a mistyped --store must not leave an empty database behind.
     if not auto_seed and not settings.chroma_url and not (settings.store / "chroma.sqlite3").is_file():
-        raise StoreError(f"no store at {settings.store_label}: {how_to_fill()}")
+        raise StoreError(f"no store at {settings.store_label}: {how_to_fill(settings)}")
     store = Store(settings)
     embedder = get_embedder(settings)
     if store.collection(embedder) is None or store.collection().count() == 0:
         if not auto_seed:
-            raise StoreError(f"the store at {settings.store_label} is empty: {how_to_fill()}")
+            raise StoreError(f"the store at {settings.store_label} is empty: {how_to_fill(settings)}")
         from .ingest import fill_with_seeds
 
         fill_with_seeds(store, embedder, using=ingest, on_note=on_note)

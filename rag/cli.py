@@ -1,29 +1,39 @@
 """The `rag` command (ingest, ask, search, show, chat, eval, serve, mcp) and the `ask` shortcut.
 
 Only typer and our light modules load at start-up; chromadb, onnxruntime, llama-index and openai are
-imported by the commands that need them, so `--help` is instant.
+imported by the commands that need them, so `--help` is instant. What the commands share (options, error
+handling, settings) is in cli_common.py.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import sys
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from . import __version__, render
-from .errors import InputError, RagError
-
-if TYPE_CHECKING:
-    from .config import Settings
-    from .embedding import Embedder
-    from .store import Store
+from .cli_common import (
+    ChromaOpt,
+    JsonOpt,
+    KOpt,
+    RetrieverOpt,
+    StoreOpt,
+    VenueOpt,
+    YearOpt,
+    check_backend,
+    fail,
+    friendly,
+    ingest_with_progress,
+    open_for_query,
+    settings_from,
+    warn,
+)
+from .corpus import expand_paths, iter_papers, validate_files
+from .errors import InputError
+from .query import parse
 
 app = typer.Typer(
     rich_markup_mode=None,  # help texts are plain: "[env: RAG_K]" must not be read as markup
@@ -33,107 +43,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help="Store directory [env: RAG_STORE; default: per-user data dir]."),
-]
-ChromaOpt = Annotated[
-    str | None, typer.Option("--chroma-url", help="Use a Chroma server instead [env: RAG_CHROMA_URL].")
-]
-KOpt = Annotated[int | None, typer.Option("--k", "-k", min=1, max=100, help="Papers to retrieve [env: RAG_K].")]
-YearOpt = Annotated[int | None, typer.Option("--year", help="Only papers from this year.")]
-VenueOpt = Annotated[str | None, typer.Option("--venue", help='Only papers from this venue, e.g. "ICLR 2025".')]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
-RetrieverOpt = Annotated[
-    str | None,
-    typer.Option("--retriever", help="hybrid | hybrid-rrf | dense | lexical [env: RAG_RETRIEVER; default hybrid]."),
-]
-
-
-# -- plumbing ----------------------------------------------------------------------------------------
-
-
-def _api_key() -> str | None:
-    # This one field alone: a failure is reported even when another setting is bad.
-    from .config import Settings
-
-    return Settings.env_value("llm_api_key")
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(render.error_text(message, _api_key()), err=True)
-    return typer.Exit(code)
-
-
-def _warn(message: str) -> None:
-    """One line on stderr: something failed, and the command carried on (e.g. without the LLM)."""
-    render.stderr_console().print(render.warning_text(message, _api_key()), style="dim", markup=False)
-
-
-def friendly(command):
-    """Turn every failure into one line on stderr and a non-zero exit; RAG_DEBUG=1 shows tracebacks."""
-
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
-        except RagError as exc:
-            raise _fail(str(exc), exc.exit_code) from None
-        except KeyboardInterrupt:
-            raise _fail("interrupted", 130) from None
-        except BrokenPipeError:
-            # `rag ask … | head`: the reader has what it wanted. Exit quietly with 1, as rich does for the lines
-            # it prints; stdout goes to /dev/null so Python's final flush does not fail again.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            raise typer.Exit(1) from None
-        except Exception as exc:
-            if render.debug():
-                raise
-            raise _fail(render.unexpected(exc), 1) from None
-
-    return wrapper
-
-
-def _check_backend(name: str) -> None:
-    from .backends import BACKENDS
-
-    if name not in BACKENDS:
-        raise InputError(f"unknown backend {name!r} (choose from: {', '.join(BACKENDS)})")
-
-
-def _settings(store: Path | None, chroma_url: str | None, **overrides) -> Settings:
-    from .config import Settings
-
-    settings = Settings.from_env()
-    if store is not None:
-        overrides["store"] = store.expanduser()
-    if chroma_url:
-        overrides["chroma_url"] = chroma_url
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    return replace(settings, **overrides)
-
-
-def _ingest_with_progress(store: Store, papers, embedder: Embedder, rebuild: bool = False, total: int | None = None):
-    from .ingest import ingest
-
-    total = len(papers) if total is None else total
-    with render.ingest_progress(total) as update:
-        return ingest(store, papers, embedder, rebuild=rebuild, on_progress=update, total=total)
-
-
-def _open_for_query(settings: Settings) -> tuple[Store, Embedder]:
-    """The store and embedder (`rag.api.open_store`), with the first run's seeding shown as progress."""
-    from .api import is_default_store, open_store
-
-    def note(text: str) -> None:
-        render.stderr_console().print(text, markup=False)
-
-    return open_store(settings, is_default_store(settings), ingest=_ingest_with_progress, on_note=note)
-
 
 # -- commands ----------------------------------------------------------------------------------------
 
@@ -164,12 +73,11 @@ def ingest(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Add papers to the store; unchanged papers are skipped, changed ones replaced."""
-    from .corpus import expand_paths, iter_papers, validate_files
     from .embedding import get_embedder
     from .ingest import ingest_lock
     from .store import Store
 
-    settings = _settings(store, chroma_url)
+    settings = settings_from(store, chroma_url)
     started = time.perf_counter()
     files = expand_paths(paths)
     with render.stderr_console().status("Checking the input files"):
@@ -177,7 +85,7 @@ def ingest(
     with ingest_lock(settings):
         target = Store(settings)
         papers = iter_papers(files, check_duplicates=False)
-        report = _ingest_with_progress(target, papers, get_embedder(settings), rebuild=rebuild, total=total)
+        report = ingest_with_progress(target, papers, get_embedder(settings), rebuild=rebuild, total=total)
         held = target.count_papers()  # the whole store's, not only this run's files
     elapsed = time.perf_counter() - started
     typer.echo(
@@ -209,21 +117,20 @@ def ask_command(
 ) -> None:
     """Answer a question from the abstracts, citing paper ids."""
     from .pipeline import Pipeline
-    from .query import parse
     from .wire import answer_json
 
-    settings = _settings(
+    settings = settings_from(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
     )
     query = parse(" ".join(question), year=year, venue=venue)
     backend_name = settings.backend
-    _check_backend(backend_name)
-    store_, embedder = _open_for_query(settings)
+    check_backend(backend_name)
+    store_, embedder = open_for_query(settings)
 
     result = None
     for event in Pipeline(store_, embedder, settings).run(query, k=k, backend=backend_name, stream=not as_json):
         if event.type == "warning":
-            _warn(event.text)
+            warn(event.text)
         elif event.type == "text" and not as_json:
             render.write_stream(event.text)
         elif event.type == "answer":
@@ -252,12 +159,11 @@ def search(
 ) -> None:
     """List the papers that best match a query, with scores."""
     from .pipeline import Pipeline
-    from .query import parse
     from .wire import search_json
 
-    settings = _settings(store, chroma_url, retriever=retriever)
+    settings = settings_from(store, chroma_url, retriever=retriever)
     parsed = parse(" ".join(query), year=year, venue=venue)
-    store_, embedder = _open_for_query(settings)
+    store_, embedder = open_for_query(settings)
     found = Pipeline(store_, embedder, settings).retrieve(parsed, k=k)
     if as_json:
         typer.echo(json.dumps(search_json(parsed, found.sources), ensure_ascii=False, indent=2))
@@ -274,8 +180,8 @@ def show(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Print one paper's full abstract."""
-    settings = _settings(store, chroma_url)
-    store_, _ = _open_for_query(settings)
+    settings = settings_from(store, chroma_url)
+    store_, _ = open_for_query(settings)
     paper = store_.get_paper(paper_id.strip().strip("[]"))
     if as_json:
         from .wire import paper_json
@@ -327,7 +233,7 @@ def eval_command(
         typer.echo(evaluation.compare_table(a, b, compare[0].parent.name or "A", compare[1].parent.name or "B"))
         return
     floors = [evaluation.parse_floor(spec) for spec in fail_under or []]
-    settings = _settings(store, chroma_url, backend=backend)
+    settings = settings_from(store, chroma_url, backend=backend)
     paths = files or [evaluation.default_questions_file()]
     questions = evaluation.load_questions(paths)
     if split is not None:
@@ -336,8 +242,8 @@ def eval_command(
         questions = [q for q in questions if q.type in qtype]
         if not questions:
             raise InputError(f"no questions of type {', '.join(qtype)}")
-    _check_backend(settings.backend)
-    store_, embedder = _open_for_query(settings)
+    check_backend(settings.backend)
+    store_, embedder = open_for_query(settings)
     k_value = k or settings.k
     # The judge needs an OpenAI-compatible endpoint; the local model is too weak to grade answers.
     use_judge = settings.backend == "openai" if judge is None else judge
@@ -395,7 +301,7 @@ def eval_command(
             typer.echo(f"\nwrote {', '.join(str(out / name) for name in written)}")
     failures = [f for run in payload["runs"] for f in evaluation.check_floors(run, floors)]
     if failures:
-        raise _fail("below the floor: " + "; ".join(failures), 3)
+        raise fail("below the floor: " + "; ".join(failures), 3)
 
 
 def _read_results(path: Path) -> dict:
@@ -424,9 +330,9 @@ def chat(
     """Hold a conversation about the papers: follow-ups, slash commands (/help), history. Reads piped lines too."""
     from .chat import run_chat
 
-    settings = _settings(store, chroma_url, backend=backend)
-    _check_backend(settings.backend)
-    store_, embedder = _open_for_query(settings)
+    settings = settings_from(store, chroma_url, backend=backend)
+    check_backend(settings.backend)
+    store_, embedder = open_for_query(settings)
     code = run_chat(store_, embedder, settings, k=k, year=year)
     if code:
         raise typer.Exit(code)
@@ -451,8 +357,8 @@ def serve(
     """Serve the web page, the JSON API and an OpenAI-compatible endpoint (/v1) over HTTP."""
     import socket
 
-    settings = _settings(store, chroma_url)
-    _check_backend(settings.backend)
+    settings = settings_from(store, chroma_url)
+    check_backend(settings.backend)
     token = settings.serve_token
     if host not in LOOPBACK and not token:
         raise InputError(
@@ -467,7 +373,7 @@ def serve(
     except OSError as exc:
         sock.close()
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    _open_for_query(settings)  # the first run fills the default store, with its progress shown here
+    open_for_query(settings)  # the first run fills the default store, with its progress shown here
 
     import uvicorn
 
@@ -478,18 +384,29 @@ def serve(
     papers = Papers(settings=settings)
     bound = sock.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-    render.stderr_console().print(
-        f"rag serve · store {settings.store_label} · {where} (the page at /, OpenAI-compatible at {where}/v1)"
-        " · Ctrl-C stops",
-        markup=False,
-        soft_wrap=True,
-    )
+
+    class AnnouncedServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            # The URL only once it answers: after the warm-up (the app's lifespan) and the listen, both in here.
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                render.stderr_console().print(
+                    f"rag serve · store {settings.store_label} · {where} (the page at /, OpenAI-compatible at "
+                    f"{where}/v1) · Ctrl-C stops",
+                    markup=False,
+                    soft_wrap=True,
+                )
+
     config = uvicorn.Config(
         create_app(papers, token, origins, access_log=access_log, max_pending=settings.serve_max_pending),
         log_level="warning",
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        AnnouncedServer(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        # Ctrl-C is how one stops it: uvicorn shuts down gracefully, then re-raises the SIGINT it caught.
+        return
 
 
 @app.command()
@@ -499,7 +416,7 @@ def mcp(store: StoreOpt = None, chroma_url: ChromaOpt = None) -> None:
     from .api import Papers
     from .mcp_server import run_mcp
 
-    run_mcp(Papers(settings=_settings(store, chroma_url)))
+    run_mcp(Papers(settings=settings_from(store, chroma_url)))
 
 
 # -- entry points ------------------------------------------------------------------------------------

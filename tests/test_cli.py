@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -184,9 +189,19 @@ def test_missing_named_store_is_reported_and_not_created(tmp_path, monkeypatch):
     for command in (["ask", "anything"], ["search", "anything"], ["show", "000-01"], ["eval", "--type", "fact"]):
         result = runner.invoke(app, command)
         assert result.exit_code == 1, command
-        assert f"no store at {missing}: add papers with `rag ingest FILE...`" in result.stderr, command
+        assert f"no store at {missing}: add papers with `rag ingest FILE... --store {missing}`" in result.stderr
         assert "the bundled seed abstracts: `rag ingest " in result.stderr
     assert not (tmp_path / "typo").exists()  # a mistyped path leaves nothing behind
+
+
+def test_the_hint_for_a_store_given_by_flag_fills_that_store(tmp_path):
+    """Copied as printed, the hint's commands fill the store the user named, not the default one."""
+    named = tmp_path / "my store"
+    result = runner.invoke(app, ["ask", "anything", "--store", str(named)])
+    assert result.exit_code == 1
+    quoted = f"'{named}'"  # a path with a space, quoted for the shell
+    assert f"add papers with `rag ingest FILE... --store {quoted}`" in result.stderr
+    assert f"(the bundled seed abstracts: `rag ingest {REPO / 'seeds'} --store {quoted}`)" in result.stderr
 
 
 def test_empty_named_store_says_how_to_fill_it(tmp_path, monkeypatch):
@@ -197,7 +212,8 @@ def test_empty_named_store_says_how_to_fill_it(tmp_path, monkeypatch):
     chromadb.PersistentClient(path=str(tmp_path / "empty"), settings=ChromaSettings(anonymized_telemetry=False))
     monkeypatch.setenv("RAG_STORE", str(tmp_path / "empty"))
     result = runner.invoke(app, ["ask", "anything"])
-    assert result.exit_code == 1 and "is empty: add papers with `rag ingest FILE...`" in result.stderr
+    assert result.exit_code == 1
+    assert f"is empty: add papers with `rag ingest FILE... --store {tmp_path / 'empty'}`" in result.stderr
 
 
 def run_installed(args: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
@@ -241,3 +257,63 @@ def test_output_piped_into_head_ends_quietly(seed_store_dir, tmp_path, command):
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1
     assert stderr == ""
+
+
+def start_serve(store: Path, tmp_path: Path) -> tuple[subprocess.Popen, str, queue.Queue]:
+    """The installed `rag serve` on a free port, once it has printed its URL; its later stderr lines (None at the
+    end) come through the queue."""
+    args = [str(BIN / "rag"), "serve", "--store", str(store), "--port", "0", "--no-access-log"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "OPENAI_"))}
+    process = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        while (line := lines.get(timeout=120)) is not None:
+            if "(the page at /" in line:
+                return process, line.split(" · ")[2].split(" ")[0], lines
+    except queue.Empty:
+        pass
+    process.kill()
+    raise AssertionError(f"rag serve printed no URL (exit {process.wait()})")
+
+
+def answers(url: str, seconds: float = 120) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
+                return response.status == 200
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
+def test_serve_prints_its_url_only_once_it_answers(seed_store_dir, tmp_path):
+    process, url, _ = start_serve(seed_store_dir, tmp_path)
+    try:
+        # At once, no retry: the URL is printed after the warm-up, not seconds before the port listens.
+        with urllib.request.urlopen(f"{url}/healthz", timeout=10) as response:
+            assert response.status == 200
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_ctrl_c_stops_serve_quietly(seed_store_dir, tmp_path):
+    process, url, lines = start_serve(seed_store_dir, tmp_path)
+    try:
+        assert answers(url), "rag serve never answered"  # serving, not still starting
+        process.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        code = process.wait(timeout=30)
+    finally:
+        process.kill()
+    rest = "".join(iter(lambda: lines.get(timeout=5), None))
+    assert (code, rest) == (0, "")  # no "error: interrupted", no traceback
