@@ -12,6 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .lexical import contains_phrase
+from .lexicon import ADDITIVE_OPENER as _ADDITIVE_OPENER
+from .lexicon import ASKS_FOR_LINK as _ASKS_FOR_LINK
+from .lexicon import CONTRIBUTION as _CONTRIBUTION
+from .lexicon import LINK_POINTING as _POINTING
+from .lexicon import ONE_PAPER_NAMED as _ONE_PAPER
+from .lexicon import SEVERAL_PAPERS as _SEVERAL
 from .policy import Policy
 from .query import Query, names_any
 from .text import content_words, split_sentences, tidy_latex
@@ -20,33 +26,14 @@ from .types import Source, Verdict
 if TYPE_CHECKING:
     from .embedding import Embedder
 
-# "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
-# and a second paper sharing only a word ("benchmark") must not be cited. Questions naming two papers
-# ("the X paper and the Y paper", "contrast the X paper with SelKD") are excluded.
-_ONE_PAPER = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
-_SEVERAL = re.compile(r"\b(and|vs\.?|versus|compare[ds]?|contrast|differ\w*|both|each|between|other)\b", re.I)
-# For "which papers ..." a sentence saying what the paper does beats background on the field.
-_CONTRIBUTION = re.compile(
-    r"\b(we|this (paper|work|study)|our (method|approach|framework|work)|here)\b[^.]{0,40}?\b"
-    r"(propose|introduce|present|develop|design|study|show|investigate|analy[sz]e|characteri[sz]e|"
-    r"establish|derive|provide|demonstrate|find|reveal)",
-    re.I,
-)
+# The words and patterns these rules read (one paper or several asked about, a contribution sentence, what a
+# pointer sentence and a question about code say, the additive openers) are in rag.lexicon.
 # (score, position in the abstract, sentence)
 Scored = tuple[float, int, str]
 
 # "Code is available at https://github.com/…/SelKD." answers nothing but "where is the code?": 9% of the corpus's
 # abstracts end with one, and a paper's name inside the link makes it the closest sentence to "what is SelKD?".
 _LINK = re.compile(r"https?://\S+|\\(?:url|href)\{[^}]*\}(?:\{[^}]*\})?|\bgithub\.\S+|\S+\.github\.io\S*", re.I)
-_POINTING = re.compile(
-    r"\b(?:codes?|codebase|data|datasets?|models?|checkpoints?|weights|repositor(?:y|ies)|available|releas\w*|found|"
-    r"project|website|demos?|videos?|details|resources|library|implementation|open[- ]sourc\w*|public\w*|page|refer|"
-    r"visit|see)\b",
-    re.I,
-)
-_ASKS_FOR_LINK = re.compile(
-    r"\b(?:codes?|github|repositor(?:y|ies)|links?|url|website|available|releas\w*|download\w*)\b", re.I
-)
 
 
 def is_pointer(sentence: str, limit: int) -> bool:
@@ -56,11 +43,6 @@ def is_pointer(sentence: str, limit: int) -> bool:
         return False
     rest = _LINK.sub(" ", sentence).split()
     return len(rest) <= 3 or (bool(_POINTING.search(" ".join(rest))) and len(rest) <= limit)
-
-
-# "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
-# adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay).
-_ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
 
 
 def display_sentence(sentence: str) -> str:

@@ -25,30 +25,18 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from .lexical import query_terms, tokenize
+from .lexicon import ACRONYM_SMALL_WORDS as _SMALL_WORDS
+from .lexicon import COUNT_NUMBER as _COUNT_NUMBER
+from .lexicon import FACET_ALTERNATIVE as _ALTERNATIVE
+from .lexicon import FACET_JOIN as _JOIN
+from .lexicon import GENERIC_WORDS as _GENERIC_WORDS
 from .types import Share
 
 if TYPE_CHECKING:
     from .lexical import LexicalIndex
 
-# Words joining two parts of a topic. "mixture of experts" is cut too; each part is then held by the papers on
-# it, so the cut costs nothing there.
-_JOIN = re.compile(
-    r"\s+(?:of|in|for|on|with|via|using|under|from|through|to|and|across|against|without|based on|beyond|inside|"
-    r"within|plus|into|over|versus|vs\.?)\s+|\s*[:;,]\s+|\s+[-–—]\s+",
-    re.I,
-)
-# Alternatives inside a part: "PDEs or physics-informed neural nets", "test-time compute / inference scaling",
-# "llms (interpretability)".
-_ALTERNATIVE = re.compile(r"\s+or\s+|\s*/\s*|\s*[()]\s*", re.I)
-# Words naming the research act or the kind of answer, not its topic: "prove results in a linear regression
-# setting" is about linear regression; "clustering papers" about clustering. Dropped from facets before weighing.
-_GENERIC_WORDS = (
-    "paper papers work works study studies studying method methods approach approaches technique techniques "
-    "analyze analyzes analyzing analyse analysing analysis analyses use uses using used propose proposes proposing "
-    "prove proves proving result results new novel recent designed specifically setting settings anything "
-    "something etc idea ideas application applications modify modifying improve improving apply applying "
-    "introduce introducing develop developing investigate investigating explore exploring"
-)
+# The words that cut a topic into facets, the alternatives inside one, the generic words dropped from them, the
+# small words an acronym skips and the number words of a count are in rag.lexicon.
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +81,6 @@ def _idf(index: LexicalIndex, term: str) -> float:
 # letters at least: "rl" would be "representation learning" as often as not.
 _ACRONYM = re.compile(r"[a-z]{3,5}")
 _TEXT_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_SMALL_WORDS = frozenset("a an the of for from with and or in on to by via".split())
 
 
 def _spelled_out(acronyms: set[str], text: str) -> set[str]:
@@ -179,15 +166,6 @@ def missing_text(shares: tuple[Share, ...], bar: float) -> str:
 
 # -- count questions --------------------------------------------------------------------------------------------
 
-_NUMBER_WORDS = (
-    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen twenty thirty forty "
-    "fifty hundred hundreds thousand thousands million millions billion billions dozen dozens"
-)
-# A count: digits ("54", "2,880", "**2880**") or a number word, not a share or a ratio ("5%", "14x", "3-fold").
-_COUNT_NUMBER = re.compile(
-    rf"(?<![\w.])(?:\d[\d,]*(?:\.\d+)?[kKmMbB]?|(?:{'|'.join(_NUMBER_WORDS.split())}))(?![\w%×.]|[-\s]?fold\b)",
-    re.I,
-)
 _WORD = re.compile(r"[A-Za-z][\w\-]*")
 
 

@@ -15,6 +15,20 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .lexicon import (
+    ANY_YEAR,
+    COMPARISON,
+    CONDENSED_LABEL,
+    CONTINUATION,
+    COUNT_WORDS,
+    FOLLOWUP_FILLER,
+    ORDINAL,
+    ORDINAL_NUMBER,
+    ORDINAL_RANGE,
+    ORDINAL_WORDS,
+    PLURAL_REFERENCE,
+    SINGULAR_REFERENCE,
+)
 from .query import Query, asks_for_list, parse, search_text
 
 if TYPE_CHECKING:
@@ -106,80 +120,14 @@ def describe_query(query: Query, paper_ids: Sequence[str] = ()) -> str:
 
 # -- follow-up resolution (pure) ---------------------------------------------------------------------
 
+# Formats only (ids, tokens, a year, words); the words a follow-up is read by (ordinals, pronouns, "any year",
+# "what about", "compare", the filler words) are in rag.lexicon.
 _BRACKETS = re.compile(r"\[([^\[\]]{1,300})\]")
 _ID_SPLIT = re.compile(r"\s*[,;]\s*")
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.:/\-]*")
 _SEED_ID = re.compile(r"^\d{3}-\d{2}$")
 _YEAR = re.compile(r"(?<![\w\-])((?:19|20)\d\d)(?![\w\-])")
-_ANY_YEAR = re.compile(
-    r"\b(?:any|all|every|other)\s+years?\b|\bregardless of (?:the )?years?\b|\bno year\b|\bwhichever year\b", re.I
-)
-
-_ORDINAL_WORDS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-    "last": -1,
-}
-_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
-_ORD = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))"
-_NOUN = r"(?:ones?|papers?|results?|items?|entr(?:y|ies)|sources?|works?|articles?|studies|study)"
-# "the first time", "the last year": an ordinal that is not about the list.
-_NOT_LIST = r"(?!\s+(?:to|time|times|answer|question|year|years|step|steps|stage|author|authors|layer|layers|order)\b)"
-_ORDINAL_RANGE = re.compile(
-    rf"\b(?:the\s+)?(?:first|top)\s+(two|three|four|five|six|seven|eight|nine|ten|\d{{1,2}})\b(?:\s+{_NOUN}\b)?",
-    re.I,
-)
-_ORDINAL = re.compile(
-    rf"(?:\b(?:the|and|or)\s+|,\s*)({_ORD})\b{_NOT_LIST}(?:\s+{_NOUN}\b)?|\b({_ORD})\s+{_NOUN}\b", re.I
-)
-_ORDINAL_NUMBER = re.compile(r"(?:#\s*|\b(?:number|no\.|paper|result|item|source)\s+)(\d{1,2})\b", re.I)
-_REF_NOUN = r"(?:paper|one|work|method|approach|model|study|article|abstract|framework|technique|algorithm|system)"
-_SINGULAR = re.compile(
-    rf"\b(?:it|its|itself)\b|\b(?:this|that|the same|said)\s+{_REF_NOUN}\b|\bthe paper\b",
-    re.I,
-)
-_PLURAL = re.compile(
-    r"\b(?:they|them|their|theirs|themselves|both|each of them|all of them)\b"
-    r"|\b(?:these|those|the)\s+(?:papers|ones|works|methods|approaches|models|studies|two|three|four)\b",
-    re.I,
-)
-# "which papers study X?" starts a new search even if it says "they" or "their".
-_CONTINUATION = re.compile(
-    r"^\s*(?:and|also|but|so|then|now|ok(?:ay)?|what about|how about|same for|same|only|just|instead)\b[\s,]*", re.I
-)
-_COMPARE = re.compile(
-    r"\b(?:compare[sd]?|comparing|comparison|contrast|differ(?:s|ence|ences)?|versus|vs\.?|similarit(?:y|ies)"
-    r"|in common)\b",
-    re.I,
-)
 _WORD = re.compile(r"[a-z][a-z0-9\-]*")
-# Words that carry no topic of their own: question scaffolding, references, fillers.
-_FILLER = frozenset(
-    """
-    a about above after again all also an and another any are as at be been being both but by can could
-    did do does doing each either else for from further go had has have how i if in into is it its itself
-    just least less let like many may me might more most much must my neither no nor now of on one ones
-    only onto or other our over own please same say says said shall should so some such than that the their
-    them themselves then there these they this those to too under us very was we were what when where which
-    while who whom whose why will with would you your
-    tell explain describe elaborate detail details talk continue summarize summarise summary overview show
-    give list know want instead okay ok
-    compare compared compares comparing comparison contrast differ differs difference differences versus vs
-    similar similarity similarities common relate related relation
-    paper papers work works study studies article articles result results item items entry entries source
-    sources abstract abstracts method methods approach approaches model models framework technique algorithm
-    system propose proposes proposed use uses used using do year years number top last
-    first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten
-    """.split()
-)
 
 
 def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
@@ -237,18 +185,18 @@ def find_ids(question: str, known: Collection[str]) -> list[tuple[int, int, str]
 
 def _ordinal_value(word: str) -> int:
     word = word.lower()
-    return _ORDINAL_WORDS[word] if word in _ORDINAL_WORDS else int(re.sub(r"\D", "", word))
+    return ORDINAL_WORDS[word] if word in ORDINAL_WORDS else int(re.sub(r"\D", "", word))
 
 
 def find_ordinals(question: str) -> list[tuple[int, int, list[int]]]:
     """Ordinal references as (start, end, positions): 1-based positions, -1 for "the last one"."""
     found: list[tuple[int, int, list[int]]] = []
-    for match in _ORDINAL_RANGE.finditer(question):
+    for match in ORDINAL_RANGE.finditer(question):
         count = match.group(1).lower()
-        n = _COUNT_WORDS[count] if count in _COUNT_WORDS else int(count)
+        n = COUNT_WORDS[count] if count in COUNT_WORDS else int(count)
         found.append((match.start(), match.end(), list(range(1, n + 1))))
     spans = [(a, b) for a, b, _ in found]
-    for pattern in (_ORDINAL, _ORDINAL_NUMBER):
+    for pattern in (ORDINAL, ORDINAL_NUMBER):
         for match in pattern.finditer(question):
             if _overlaps(match.start(), match.end(), spans):
                 continue
@@ -259,7 +207,7 @@ def find_ordinals(question: str) -> list[tuple[int, int, list[int]]]:
 
 
 def _ordinal_name(n: int) -> str:
-    names = {v: k for k, v in _ORDINAL_WORDS.items()}
+    names = {v: k for k, v in ORDINAL_WORDS.items()}
     return names.get(n, f"#{n}")
 
 
@@ -271,7 +219,7 @@ def find_year(question: str) -> tuple[int | None, bool, list[tuple[int, int]]]:
         year = int(match.group(1))
         spans.append(match.span())
     any_year = False
-    for match in _ANY_YEAR.finditer(question):
+    for match in ANY_YEAR.finditer(question):
         any_year = True
         spans.append(match.span())
     return (None if any_year else year), any_year, spans
@@ -284,7 +232,7 @@ def is_year(text: str) -> bool:
 
 def content_words(text: str) -> list[str]:
     """The words that say what is asked about (not who or which): "what datasets does it use?" → datasets."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _FILLER and len(w) > 1]
+    return [w for w in _WORD.findall(text.lower()) if w not in FOLLOWUP_FILLER and len(w) > 1]
 
 
 def mentions(words: Iterable[str], text: str) -> bool:
@@ -321,13 +269,13 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
     listing_question = asks_for_list(text)
     if not listing_question and (state.focus or state.listing):
         masked = _mask(text, spans)
-        for match in _PLURAL.finditer(masked):
+        for match in PLURAL_REFERENCE.finditer(masked):
             # "them" after drilling into one paper means the papers of the list, not the one in focus.
             target = state.focus if len(state.focus) > 1 else state.listing or state.focus
             refs += [(match.start(), pid) for pid in target]
             spans.append(match.span())
         masked = _mask(text, spans)
-        for match in _SINGULAR.finditer(masked):
+        for match in SINGULAR_REFERENCE.finditer(masked):
             refs += [(match.start(), pid) for pid in (state.focus or state.listing[:1])]
             spans.append(match.span())
 
@@ -339,7 +287,7 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
         ids = list(dict.fromkeys(named))
     topic = state.topic
 
-    if not ids and _COMPARE.search(text) and not content and (state.focus or state.listing):
+    if not ids and COMPARISON.search(text) and not content and (state.focus or state.listing):
         ids = state.focus if len(state.focus) > 1 else state.listing
     if not ids and not content and year is None and not any_year and (state.focus or state.listing):
         ids = state.focus or state.listing[:1]  # "more?", "why?": about the paper under discussion
@@ -362,7 +310,7 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
     if (year is not None or any_year) and not content and topic:
         return Resolution(topic, (), year, opens_topic=True)  # "and in 2025?": the same question, narrowed
 
-    continuation = _CONTINUATION.match(text)
+    continuation = CONTINUATION.match(text)
     if continuation and topic and content:
         # "what about diffusion?": the previous question about a new subject, with its filters.
         core = " ".join(_mask(text, year_spans)[continuation.end() :].strip(" ?.!").split()) or text
@@ -398,7 +346,7 @@ def parse_condensed(text: str) -> str | None:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
-    line = re.sub(r"^(?:standalone question|rewritten question|question)\s*:\s*", "", lines[0], flags=re.I)
+    line = CONDENSED_LABEL.sub("", lines[0])
     line = line.strip().strip("\"'`“”").strip()
     if not line or len(line) > MAX_CONDENSED_CHARS or line.startswith("INSUFFICIENT_EVIDENCE"):
         return None

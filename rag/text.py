@@ -9,6 +9,9 @@ import functools
 import re
 from collections.abc import Callable
 
+from .lexicon import BM25_EXTRA_STOPWORDS, EVIDENCE_STOPWORDS
+from .lexicon import BOILERPLATE as BOILERPLATE  # re-exported: rag.text.BOILERPLATE as before
+
 # -- sentences ---------------------------------------------------------------------------------------------
 
 # A sentence ends at . ! ? followed by space and something that can start one: neither "31.5k" (no space)
@@ -52,32 +55,7 @@ def sentences_with_fallback(text: str, punkt: Callable[[str], list[str]] | None 
 
 # -- stopwords and content words ---------------------------------------------------------------------------
 
-# Paper boilerplate: says nothing about which paper or sentence answers ("which papers propose methods for X").
-BOILERPLATE = frozenset(
-    """paper papers work works study studies propose proposes proposed approach method methods
-    show shows use uses used using""".split()
-)
-
-# For sentence evidence (`content_words`): question scaffolding, function words, boilerplate. Deliberately
-# wider than BM25's on boilerplate ("model", "approaches", "reports" say nothing about which sentence answers)
-# and without stemming: a sentence shares a question's word as written.
-EVIDENCE_STOPWORDS = BOILERPLATE | frozenset(
-    """
-    a about above after all also an and any are as at be been being both but by can could did do
-    does doing for from had has have how i if in into is it its of on or our over report reported reports
-    so some studied such than that the their them then there these they this those to under up via was we
-    were what when where which while who why will with would you address addresses approaches model models
-    """.split()
-)
-
-# Added to bm25s's English list for BM25: question words and boilerplate are not evidence ("what is DiVeQ?" is
-# about "diveq" alone). It differs from EVIDENCE_STOPWORDS where each was tuned against the evals; kept as tuned.
-_BM25_EXTRA = BOILERPLATE | frozenset(
-    """what which who whom whose when where why how does do did done doing can could would should
-    may might will shall am is are was were been being has have had having about above after again against all
-    also any both each few more most other some such than too very just via its our we they their them this
-    those these based new""".split()
-)
+# The stopword lists (BOILERPLATE, EVIDENCE_STOPWORDS, BM25_EXTRA_STOPWORDS) are in rag.lexicon.
 
 
 @functools.lru_cache(maxsize=1)
@@ -85,7 +63,7 @@ def bm25_stopwords() -> list[str]:
     """The stopwords the BM25 tokenizer drops (sorted: the index is built and queried with the same list)."""
     from bm25s.stopwords import STOPWORDS_EN
 
-    return sorted(set(STOPWORDS_EN) | _BM25_EXTRA)
+    return sorted(set(STOPWORDS_EN) | BM25_EXTRA_STOPWORDS)
 
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LLMError, RagError
 from ..evidence import Selector
 from ..lexical import tokenize
+from ..lexicon import MODEL_SELF_REFERENCE, QUANTITY_QUESTION
 from ..policy import Policy
 from ..prompts import load_prompt, render
 from ..query import Query
@@ -97,7 +98,7 @@ def _tidy_sentence(text: str, complete: bool) -> str:
     """The model's sentence as the user reads it: no brackets (only code writes citations), no half sentence."""
     text = " ".join(text.replace("[", "(").replace("]", ")").split())
     # "The abstract discusses X" reads as if the user had asked about an abstract; say what the paper does.
-    text = re.sub(r"^(the|this) (abstract|text|passage)( itself)?(?=\s|$)", "This paper", text, flags=re.I)
+    text = MODEL_SELF_REFERENCE.sub("This paper", text)
     if not complete:  # cut off by max_tokens: keep whole sentences only, and no fragment of a few words
         whole = split_sentences(text)
         if len(whole) > 1:
@@ -247,14 +248,6 @@ class LocalBackend:
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.,])\d+(?:[.,]\d+)*")
 
 
-# A question asking for a quantity: "how many…", "what accuracy…", "…relative improvement on…?".
-_QUANTITY = re.compile(
-    r"\bhow (many|much|large|fast|big|long)\b|\bby how\b|"
-    r"\b(accuracy|speed-?up|gain|improvement|reduction|percentage|success rate|error rate|psnr|bleu|f1)\b",
-    re.I,
-)
-
-
 def _numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
@@ -272,7 +265,7 @@ def unsupported(sentence: str, question: str, source_text: str, excerpt: str, is
     missing = _numbers(sentence) - _numbers(source_text)
     if missing:
         return f"number not in the abstract: {', '.join(sorted(missing))}"
-    if not is_list and _QUANTITY.search(question) and not _numbers(sentence) and _numbers(excerpt):
+    if not is_list and QUANTITY_QUESTION.search(question) and not _numbers(sentence) and _numbers(excerpt):
         return "the question asks for a quantity the sentence does not give"
     if is_list:
         tokens = tokenize([sentence, question, source_text])

@@ -1,0 +1,455 @@
+"""Every word list and language regex of `rag` that decides how a question, or a sentence of an abstract, is read.
+
+Moved here unchanged (issue 27, item 6) from rag.query, rag.followups, rag.evidence, rag.facets, rag.text and
+rag.backends.local, so that each can be measured (a question set with it and without it) and removed one by
+one. Each entry says what it is for and which function reads it; those modules import it from here. Patterns
+about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
+a file's header line) stay where they are used.
+
+This module holds 35 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
+and 748 listed words and phrases, in 13 word lists (a list built on another counts only the words it adds;
+words written inside a regex count with that regex, not here). `counts()` computes both numbers, and
+tests/test_lexicon.py checks this sentence against it.
+
+A bottom layer: it imports `re` and nothing of the project, so every module may import it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# == what a question asks for: the search text (rag.query.search_text, rag.query.asks_for_list) ===============
+
+# "which papers study X?" → "X": the scaffolding carries no topic and drags every question's vector
+# towards the same generic "papers study" direction. Verbs may come in pairs ("propose or analyze").
+# A fragment of SCAFFOLD: the verb after "which papers …".
+SCAFFOLD_VERB = (
+    r"(?:study|studies|studying|studied|address|addresses|addressing|addressed|investigate|investigates|"
+    r"investigated|tackle|tackles|tackled|explore|explores|explored|consider|considers|focus on|focuses on|"
+    r"look at|looked at|looking at|deal with|deals with|dealing with|are about|is about|about|on|regarding|"
+    r"concerning|related to|propose|proposes|proposed|use|uses|using|with|for|in|analy[sz]e|analy[sz]es|"
+    r"analy[sz]ed|work with|works with|worked on|work on|involve|involves|introduce|introduces|present|presents|"
+    r"apply|applies|develop|develops|published on|done on|written on|out there on|exists? on|is there on|"
+    r"are there on)"
+)
+# A request around the question, which says who asks or how politely, not what: "could you …", "I'm looking for
+# …", "recommend …", "tell me about …". Removed first by query._scaffolding_removed, query.asks_for_list and
+# query.parse (for names_a_topic).
+LEAD_IN = re.compile(
+    r"^\s*(?:(?:hi|hey|hello)\b[\s,!.]*)?(?:(?:please|pls|kindly)\s+)?"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:(?:find|show|give|get|list|recommend|suggest)\s+(?:me\s+)?)?"
+    r"|i(?:'m|\s+am)\s+(?:looking|searching)\s+for\s+"
+    r"|i\s+(?:want|need|would\s+like|'d\s+like)\s+(?:to\s+(?:find|see|read(?:\s+about)?|know\s+about)\s+)?"
+    r"|help\s+me\s+find\s+|do\s+you\s+(?:know|have)\s+(?:of\s+)?|tell\s+me\s+about\s+|point\s+me\s+to\s+"
+    r"|(?:recommend|suggest|search\s+for|look\s+for|get|pull\s+up)(?:\s+me)?\s+)",
+    re.I,
+)
+# What names papers as such: "papers", "work", "the literature", "prior work". A fragment of SCAFFOLD.
+PAPERS_NOUN = r"(?:papers?|works?|studies|research|articles|publications|literature|submissions)"
+# "which papers study X", "has anyone studied X", "are there any recent works on X": the words before the topic,
+# cut off by query._scaffolding_removed when they name papers (group "noun") or ask for work by a verb.
+SCAFFOLD = re.compile(
+    r"^\s*(?:(?P<ask>what\s+has\s+been|has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|has\s+there\s+been|"
+    r"which|what|are\s+there|is\s+there|any|list|find|show|give|do|does|did)(?:\s+me)?\s+)?"
+    r"(?:(?:are|were)\s+)?(?:(?:the|some|any|a|recent|other|good|relevant|existing|prior|related|key|notable)\s+)*"
+    r"(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
+    rf"(?:(?P<noun>{PAPERS_NOUN})\s+)?"
+    r"(?:(?:that|which|do|does|is|are|has\s+been|have\s+been|there)\s+)*"
+    rf"(?P<verb>{SCAFFOLD_VERB}(?:\s+(?:or|and)\s+{SCAFFOLD_VERB})*\b)?\s*",
+    re.I,
+)
+# Without a word naming papers, only these ask for papers by their verb: "has anyone studied X", "what has been
+# published on X" ("what is X" asks what X is, and keeps its words). query._scaffolding_removed, on SCAFFOLD's
+# "ask" group.
+ASKS_FOR_WORK = re.compile(r"has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|what\s+has\s+been", re.I)
+# "X papers", "X papers pls": a bare topic, then the kind of thing wanted. ("X studies" and "X research" stay:
+# "case studies", "operations research".) query._scaffolding_removed strips it; query.asks_for_list reads it as
+# a list.
+PAPERS_TAIL = re.compile(
+    r"\s+(?:papers?|publications|articles|literature)(?:\s+(?:pls|please|plz))?\s*[?.!]*\s*$", re.I
+)
+# "X paper" at the end of a question (its last 12 characters) asks for one paper, not a list: query.asks_for_list.
+PAPER_SINGULAR = re.compile(r"\bpaper\b", re.I)
+
+# A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
+# "Give me an overview of the literature on X"): it names what it wants with one of these. Not "sota" or "state
+# of the art": "what balanced accuracy do sota llms get on …" asks a detail. query._scaffolding_removed (then
+# REQUEST_WORDS are trimmed) and query.asks_for_list (a list, unless ONE_PAPER_ASKED).
+PAPER_REQUEST = re.compile(
+    r"\b(?:papers|works|research|literature|studies|articles|publications|refs|references|reads|reading\s+list|"
+    r"(?:should|to|can)\s+i\s+cite|survey\s+(?:of|the)|overview\s+of|read\s+up|recommend\w*|suggest\w*|looking\s+for|"
+    r"searching\s+for|point\s+me|track\s+down|dig\s+up|work\s+(?:on|about|in|into|regarding|tackling|covering)|"
+    r"anyone|anybody|anything\s+on|(?:has|have)\s+been\s+(?:done|proposed|published|written))\b",
+    re.I,
+)
+# The words such a message wraps its topic in, stripped from either end of what is left once the scaffolding
+# above is gone (query._request_words_trimmed; "|"-separated, read as a set of phrases). Longest first; only words
+# that do not end a topic may end the message ("kernel methods", "neural architecture search" keep theirs), and
+# only words that do not start one may start it ("reading comprehension", "state space models").
+REQUEST_WORDS = (
+    "i'd like to see their papers|what should i start with|what should i read|what should i cite|should i read|"
+    "should i cite|state of the art|related work section|related work|would you mind|do you know of|do you know|"
+    "i'd like to|i would like to|i want to|i need to|i'm new to|i am new to|new to|read up on|read up|"
+    "learn about|know about|written about|track down|dig up|point me to|point me|help me|tell me about|"
+    "introduction to|intro to|overview of|survey of|looking for|searching for|search for|look for|out there|"
+    "so far|lately|recently|for my project|for my thesis|for my paper|"
+    "papers|paper|works|work|research|literature|studies|articles|article|publications|publication|refs|"
+    "references|reads|reading|resources|material|approaches|methods|techniques|anything|something|stuff|"
+    "i'm|im|i|me|my|we|our|you|your|can|could|would|will|should|shall|do|does|did|is|are|was|were|has|have|"
+    "had|been|there's|there|it's|it|what's|what|which|who|whom|where|how|any|some|a|an|the|of|on|about|in|"
+    "into|to|for|from|regarding|concerning|around|related|covering|discussing|addressing|tackling|"
+    "investigating|studying|exploring|examining|that|this|these|those|much|many|lots|please|pls|plz|thanks|"
+    "thank|kindly|hi|hey|hello|also|just|really|good|great|best|relevant|recent|existing|prior|previous|key|"
+    "main|important|seminal|notable|influential|background|find|show|give|get|list|recommend|suggest|"
+    "searching|seeking|collect|gather|read|learn|understand|know|survey|cite|start|mind|need|want|like|see|"
+    "tell|overview|sota|exist|exists|available|done|published|written|writing|worked|working|and|or|with|by|"
+    "anyone|anybody|people|proposed|suggesting|address|addresses|cover|covers|discuss|discusses|tackle|tackles|"
+    "investigate|investigates|study|explore|explores|examine|examines|so|far"
+)
+# Request words that may close a message but also end topics, kept at the end: "kernel methods", "case studies",
+# "operations research". query._request_words_trimmed.
+REQUEST_WORDS_NOT_LAST = frozenset(
+    "approaches methods techniques studies research reading search learning work works material".split()
+)
+# Request words that may open a message but also start topics, kept at the start: "reading comprehension".
+# query._request_words_trimmed.
+REQUEST_WORDS_NOT_FIRST = frozenset(["reading"])
+
+# == year and venue (rag.query.parse_filters, rag.query.normalize_venue) =====================================
+
+# The venues a question or a --venue flag may name, as the stores write them.
+VENUES = {"iclr": "ICLR", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL", "emnlp": "EMNLP"}
+# A fragment of the year phrases below: a year, not "2025-bench", "2025b", "2025.5".
+YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
+# A fragment: "ICLR'26", "ICLR ’25": a venue's own shorthand, 20xx.
+SHORT_YEAR = r"['’](\d\d)(?![\w\-]|\.\d)"
+# "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
+VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
+# Phrases that restrict by year: "in 2026", "from 2025", "2025 papers". A year glued to a name ("GPT-2025",
+# "Model2025") or a number ("2025.5") is not a filter. query.parse_filters, when VENUE_YEAR finds nothing.
+YEAR_PHRASE = re.compile(
+    rf"(?<![\w\-.])(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+(?:the\s+)?"
+    rf"(?:year\s+)?{YEAR}|(?<![\w\-.]){YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)",
+    re.I,
+)
+# A venue given alone ("iclr 2025", "ICLR'25"), as query.normalize_venue writes it the stores' way.
+VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*(?:['’]?((?:19|20)\d\d)|['’](\d\d))\s*$", re.I)
+
+# == a list of papers, or one (rag.query.asks_for_list, rag.query.names_a_topic) =============================
+
+# A question asks for a list when it asks for papers in the plural ("which papers …", "what methods …", "are
+# there works on …", "papers on …") or says "list". "which paper studies X?" asks for one: "studies" is its
+# verb, and a singular noun ("paper") between the question word and a plural one ends the look-ahead.
+# Fragments of LIST_QUESTION: the plural nouns that ask for a list, the singular ones that stop the look-ahead.
+LIST_PLURAL_NOUN = r"(?:papers|works|studies|articles|publications|submissions|methods|approaches)"
+LIST_SINGULAR_NOUN = r"(?:paper|work|study|article|publication|submission|method|approach)"
+# query.asks_for_list, and query.names_a_topic (a list question names a topic, however long).
+LIST_QUESTION = re.compile(
+    r"^\s*(?:please\s+)?list\b"
+    r"|\b(?:which|what|any|find|show me|give me|are there|is there)\s+"
+    rf"(?:(?!{LIST_SINGULAR_NOUN}\b)[\w'\-]+\s+){{0,4}}?"
+    rf"{LIST_PLURAL_NOUN}\b"
+    rf"|^\s*{LIST_PLURAL_NOUN}\b",
+    re.I,
+)
+# "is there work on X?", "any research on X", "what has been published on X", "has anyone studied X?": papers in
+# general, asked for with a mass noun or none. query.asks_for_list.
+WORK_IN_GENERAL = re.compile(
+    r"^\s*(?:(?:(?:is|are)\s+there|any|find|show|give|what|which)(?:\s+me)?\s+)?"
+    r"(?:(?:the|some|any|recent|prior|existing|relevant)\s+)*(?:work|research|literature)\s+"
+    r"(?:on|about|regarding|concerning|related\s+to|in|exists?\s+on|is\s+there\s+on|has\s+been\s+done\s+on)\b"
+    r"|^\s*(?:has|have|did|does)\s+(?:anyone|anybody|people)\b|^\s*what\s+has\s+been\s+(?:published|done|written)\b",
+    re.I,
+)
+# "which paper …", "the paper that …": one paper, however the rest is worded. query.asks_for_list (a
+# PAPER_REQUEST message asking for one paper is no list).
+ONE_PAPER_ASKED = re.compile(r"\b(?:which|what|the|a|one)\s+(?:\w+\s+)?paper\b(?!s)", re.I)
+# A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
+# "does X use Y?"); a topic is typed bare ("adversarial robustness of graph neural networks"), short.
+# query.names_a_topic, query.asks_for_list and query._scaffolding_removed (no PAPERS_TAIL after one).
+QUESTION_OPENER = re.compile(
+    r"^\s*(?:what|how|which|why|when|where|who|whose|whom|does|do|did|is|are|was|were|can|could|should|would|"
+    r"will|has|have|compare|contrast|explain|describe|summari[sz]e|tell|give)\b",
+    re.I,
+)
+
+# == what a count question counts, what a definition question defines (rag.query) ============================
+
+# "how many baselines was FeDaL compared against?" counts baselines: the words after "how many", up to an
+# auxiliary, "and", a preposition or the end. query.counted_noun.
+HOW_MANY = re.compile(
+    r"\bhow\s+many\s+((?:(?!(?:does|do|did|is|are|was|were|has|have|had|can|could|will|would|should|and|or|"
+    r"in|on|of|for|with|per)\b)[\w\-]+\s*){1,4})",
+    re.I,
+)
+# "what is CAMEL?", "what are QUANNs?", "MinPV - what is it", "what does STOD stand for?": the whole question asks
+# what one coined name is. query.defined_name.
+DEFINITION_QUESTION = re.compile(
+    r"^(?:what(?:'s|\s+is|\s+are)|define|explain)\s+(?:an?\s+|the\s+)?(?P<a>.+?)\s*\??$"
+    r"|^(?P<b>.+?)\s*[-–—:]+\s*what(?:'s|\s+is|\s+are)\s+(?:it|they|this|that)\s*\??$"
+    r"|^what\s+does\s+(?P<c>.+?)\s+stand\s+for\s*\??$",
+    re.I,
+)
+
+# == follow-ups in a conversation (rag.followups) =============================================================
+
+# "any year", "regardless of the year", "no year": the follow-up lifts the year filter. followups.find_year.
+ANY_YEAR = re.compile(
+    r"\b(?:any|all|every|other)\s+years?\b|\bregardless of (?:the )?years?\b|\bno year\b|\bwhichever year\b", re.I
+)
+# "the second one" → 2, "the last one" → -1: followups._ordinal_value, and followups._ordinal_name for messages.
+ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "last": -1,
+}
+# "the first three" → 3 papers: followups.find_ordinals, on ORDINAL_RANGE's group.
+COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+# Fragments of ORDINAL_RANGE and ORDINAL: an ordinal ("second", "3rd"), and the nouns a list's items go by.
+ORDINAL_WORD = r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th))"
+LISTED_NOUN = r"(?:ones?|papers?|results?|items?|entr(?:y|ies)|sources?|works?|articles?|studies|study)"
+# A fragment of ORDINAL: "the first time", "the last year": an ordinal that is not about the list.
+NOT_ABOUT_LIST = (
+    r"(?!\s+(?:to|time|times|answer|question|year|years|step|steps|stage|author|authors|layer|layers|order)\b)"
+)
+# "the first three", "top 5 papers": the first n papers of the list. followups.find_ordinals.
+ORDINAL_RANGE = re.compile(
+    rf"\b(?:the\s+)?(?:first|top)\s+(two|three|four|five|six|seven|eight|nine|ten|\d{{1,2}})\b(?:\s+{LISTED_NOUN}\b)?",
+    re.I,
+)
+# "the second one", "and the third", "2nd paper": one paper of the list. followups.find_ordinals.
+ORDINAL = re.compile(
+    rf"(?:\b(?:the|and|or)\s+|,\s*)({ORDINAL_WORD})\b{NOT_ABOUT_LIST}(?:\s+{LISTED_NOUN}\b)?"
+    rf"|\b({ORDINAL_WORD})\s+{LISTED_NOUN}\b",
+    re.I,
+)
+# "#2", "number 3", "paper 4": one paper of the list by its number. followups.find_ordinals.
+ORDINAL_NUMBER = re.compile(r"(?:#\s*|\b(?:number|no\.|paper|result|item|source)\s+)(\d{1,2})\b", re.I)
+# A fragment of SINGULAR_REFERENCE: what "this …" or "that …" refers to a paper by.
+REFERRING_NOUN = r"(?:paper|one|work|method|approach|model|study|article|abstract|framework|technique|algorithm|system)"
+# "it", "its", "this method", "the paper": the paper under discussion. followups.resolve.
+SINGULAR_REFERENCE = re.compile(
+    rf"\b(?:it|its|itself)\b|\b(?:this|that|the same|said)\s+{REFERRING_NOUN}\b|\bthe paper\b",
+    re.I,
+)
+# "they", "them", "both", "these papers": the papers under discussion. followups.resolve.
+PLURAL_REFERENCE = re.compile(
+    r"\b(?:they|them|their|theirs|themselves|both|each of them|all of them)\b"
+    r"|\b(?:these|those|the)\s+(?:papers|ones|works|methods|approaches|models|studies|two|three|four)\b",
+    re.I,
+)
+# "what about diffusion?", "and for vision?": the previous question about a new subject. followups.resolve.
+# ("which papers study X?" starts a new search even if it says "they" or "their".)
+CONTINUATION = re.compile(
+    r"^\s*(?:and|also|but|so|then|now|ok(?:ay)?|what about|how about|same for|same|only|just|instead)\b[\s,]*", re.I
+)
+# "compare them", "how do they differ?": a follow-up about the papers under discussion. followups.resolve.
+COMPARISON = re.compile(
+    r"\b(?:compare[sd]?|comparing|comparison|contrast|differ(?:s|ence|ences)?|versus|vs\.?|similarit(?:y|ies)"
+    r"|in common)\b",
+    re.I,
+)
+# Words that carry no topic of their own in a follow-up: question scaffolding, references, fillers.
+# followups.content_words ("what datasets does it use?" → datasets; none left: about the papers in focus).
+FOLLOWUP_FILLER = frozenset(
+    """
+    a about above after again all also an and another any are as at be been being both but by can could
+    did do does doing each either else for from further go had has have how i if in into is it its itself
+    just least less let like many may me might more most much must my neither no nor now of on one ones
+    only onto or other our over own please same say says said shall should so some such than that the their
+    them themselves then there these they this those to too under us very was we were what when where which
+    while who whom whose why will with would you your
+    tell explain describe elaborate detail details talk continue summarize summarise summary overview show
+    give list know want instead okay ok
+    compare compared compares comparing comparison contrast differ differs difference differences versus vs
+    similar similarity similarities common relate related relation
+    paper papers work works study studies article articles result results item items entry entries source
+    sources abstract abstracts method methods approach approaches model models framework technique algorithm
+    system propose proposes proposed use uses used using do year years number top last
+    first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten
+    """.split()
+)
+# The label an LLM may put before its rewritten question ("Standalone question: …"), removed by
+# followups.parse_condensed.
+CONDENSED_LABEL = re.compile(r"^(?:standalone question|rewritten question|question)\s*:\s*", re.I)
+
+# == which papers and sentences answer (rag.evidence) ========================================================
+
+# "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
+# and a second paper sharing only a word ("benchmark") must not be cited. Evidence Selector.select, with
+# SEVERAL_PAPERS.
+ONE_PAPER_NAMED = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
+# Questions naming two papers ("the X paper and the Y paper", "contrast the X paper with SelKD"), or comparing
+# named methods ("how do PURGE and Sharp MinMax differ?"): Selector.select keeps a paper for each.
+SEVERAL_PAPERS = re.compile(r"\b(and|vs\.?|versus|compare[ds]?|contrast|differ\w*|both|each|between|other)\b", re.I)
+# For "which papers ..." a sentence saying what the paper does beats background on the field. evidence.quote.
+CONTRIBUTION = re.compile(
+    r"\b(we|this (paper|work|study)|our (method|approach|framework|work)|here)\b[^.]{0,40}?\b"
+    r"(propose|introduce|present|develop|design|study|show|investigate|analy[sz]e|characteri[sz]e|"
+    r"establish|derive|provide|demonstrate|find|reveal)",
+    re.I,
+)
+# A sentence holding a link and one of these words, and little else, only points to code, data or a project page
+# ("Code is available at https://…"): evidence.is_pointer.
+LINK_POINTING = re.compile(
+    r"\b(?:codes?|codebase|data|datasets?|models?|checkpoints?|weights|repositor(?:y|ies)|available|releas\w*|found|"
+    r"project|website|demos?|videos?|details|resources|library|implementation|open[- ]sourc\w*|public\w*|page|refer|"
+    r"visit|see)\b",
+    re.I,
+)
+# "where is the code?": a question that pointer sentences do answer, so Selector.select keeps them.
+ASKS_FOR_LINK = re.compile(
+    r"\b(?:codes?|github|repositor(?:y|ies)|links?|url|website|available|releas\w*|download\w*)\b", re.I
+)
+# "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
+# adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay). evidence._quote.
+ADDITIVE_OPENER = re.compile(r"^(?:Furthermore|Moreover|Additionally|In addition|Besides),\s+(?=\w)")
+
+# == the parts of a topic, and counts (rag.facets) ===========================================================
+
+# Words joining two parts of a topic: facets.facets cuts a topic at them. "mixture of experts" is cut too; each
+# part is then held by the papers on it, so the cut costs nothing there.
+FACET_JOIN = re.compile(
+    r"\s+(?:of|in|for|on|with|via|using|under|from|through|to|and|across|against|without|based on|beyond|inside|"
+    r"within|plus|into|over|versus|vs\.?)\s+|\s*[:;,]\s+|\s+[-–—]\s+",
+    re.I,
+)
+# Alternatives inside a part: "PDEs or physics-informed neural nets", "test-time compute / inference scaling",
+# "llms (interpretability)". facets.facets.
+FACET_ALTERNATIVE = re.compile(r"\s+or\s+|\s*/\s*|\s*[()]\s*", re.I)
+# Words naming the research act or the kind of answer, not its topic: "prove results in a linear regression
+# setting" is about linear regression; "clustering papers" about clustering. Dropped from facets before weighing
+# (facets._generic_stems, stemmed; a space-separated string).
+GENERIC_WORDS = (
+    "paper papers work works study studies studying method methods approach approaches technique techniques "
+    "analyze analyzes analyzing analyse analysing analysis analyses use uses using used propose proposes proposing "
+    "prove proves proving result results new novel recent designed specifically setting settings anything "
+    "something etc idea ideas application applications modify modifying improve improving apply applying "
+    "introduce introducing develop developing investigate investigating explore exploring"
+)
+# The small words an acronym may skip when a text spells it out ("moe": mixture of experts). facets._spelled_out.
+ACRONYM_SMALL_WORDS = frozenset("a an the of for from with and or in on to by via".split())
+# Numbers written as words, a count as much as digits ("three datasets"). A space-separated string; the
+# alternation of COUNT_NUMBER.
+NUMBER_WORDS = (
+    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen twenty thirty forty "
+    "fifty hundred hundreds thousand thousands million millions billion billions dozen dozens"
+)
+# A count: digits ("54", "2,880", "**2880**") or a number word, not a share or a ratio ("5%", "14x", "3-fold").
+# facets.gives_count.
+COUNT_NUMBER = re.compile(
+    rf"(?<![\w.])(?:\d[\d,]*(?:\.\d+)?[kKmMbB]?|(?:{'|'.join(NUMBER_WORDS.split())}))(?![\w%×.]|[-\s]?fold\b)",
+    re.I,
+)
+
+# == stopwords (rag.text) ====================================================================================
+
+# Paper boilerplate: says nothing about which paper or sentence answers ("which papers propose methods for X").
+# Part of EVIDENCE_STOPWORDS and BM25_EXTRA_STOPWORDS.
+BOILERPLATE = frozenset(
+    """paper papers work works study studies propose proposes proposed approach method methods
+    show shows use uses used using""".split()
+)
+# For sentence evidence (text.content_words): question scaffolding, function words, boilerplate. Deliberately
+# wider than BM25's on boilerplate ("model", "approaches", "reports" say nothing about which sentence answers)
+# and without stemming: a sentence shares a question's word as written.
+EVIDENCE_STOPWORDS = BOILERPLATE | frozenset(
+    """
+    a about above after all also an and any are as at be been being both but by can could did do
+    does doing for from had has have how i if in into is it its of on or our over report reported reports
+    so some studied such than that the their them then there these they this those to under up via was we
+    were what when where which while who why will with would you address addresses approaches model models
+    """.split()
+)
+# Added to bm25s's English list for BM25 (text.bm25_stopwords): question words and boilerplate are not evidence
+# ("what is DiVeQ?" is about "diveq" alone). It differs from EVIDENCE_STOPWORDS where each was tuned against the
+# evals; kept as tuned.
+BM25_EXTRA_STOPWORDS = BOILERPLATE | frozenset(
+    """what which who whom whose when where why how does do did done doing can could would should
+    may might will shall am is are was were been being has have had having about above after again against all
+    also any both each few more most other some such than too very just via its our we they their them this
+    those these based new""".split()
+)
+
+# == what the local model's answers are checked for (rag.backends.local) =====================================
+
+# A question asking for a quantity: "how many…", "what accuracy…", "…relative improvement on…?". local.unsupported
+# refuses a sentence without a number for it.
+QUANTITY_QUESTION = re.compile(
+    r"\bhow (many|much|large|fast|big|long)\b|\bby how\b|"
+    r"\b(accuracy|speed-?up|gain|improvement|reduction|percentage|success rate|error rate|psnr|bleu|f1)\b",
+    re.I,
+)
+# "The abstract discusses X" reads as if the user had asked about an abstract: local._tidy_sentence says "This
+# paper" instead.
+MODEL_SELF_REFERENCE = re.compile(r"^(the|this) (abstract|text|passage)( itself)?(?=\s|$)", re.I)
+
+# == the counts ===============================================================================================
+
+# The word lists above, each with the list it is built on (its words are not counted again), if any.
+WORD_LISTS: dict[str, str | None] = {
+    "REQUEST_WORDS": None,
+    "REQUEST_WORDS_NOT_LAST": None,
+    "REQUEST_WORDS_NOT_FIRST": None,
+    "VENUES": None,
+    "ORDINAL_WORDS": None,
+    "COUNT_WORDS": None,
+    "FOLLOWUP_FILLER": None,
+    "GENERIC_WORDS": None,
+    "ACRONYM_SMALL_WORDS": None,
+    "NUMBER_WORDS": None,
+    "BOILERPLATE": None,
+    "EVIDENCE_STOPWORDS": "BOILERPLATE",
+    "BM25_EXTRA_STOPWORDS": "BOILERPLATE",
+}
+# The regex fragments above: pieces of a regex's source shared by the patterns, not regexes of their own.
+FRAGMENTS = (
+    "SCAFFOLD_VERB",
+    "PAPERS_NOUN",
+    "YEAR",
+    "SHORT_YEAR",
+    "LIST_PLURAL_NOUN",
+    "LIST_SINGULAR_NOUN",
+    "ORDINAL_WORD",
+    "LISTED_NOUN",
+    "NOT_ABOUT_LIST",
+    "REFERRING_NOUN",
+)
+
+
+def entries(name: str) -> list[str]:
+    """The words (or phrases) of the word list `name`, as written: a "|"-separated string by "|", any other
+    string by whitespace, a dict by its keys, a set in sorted order."""
+    value = globals()[name]
+    if isinstance(value, str):
+        return value.split("|") if "|" in value else value.split()
+    if isinstance(value, dict):
+        return list(value)
+    return sorted(value)
+
+
+def listed_words() -> dict[str, int]:
+    """How many words (or phrases) each word list adds: a list built on another counts only the words it adds."""
+    found = {}
+    for name, base in WORD_LISTS.items():
+        words = set(entries(name)) - (set(entries(base)) if base else set())
+        found[name] = len(entries(name)) if base is None else len(words)
+    return found
+
+
+def regexes() -> list[str]:
+    """The names of the compiled patterns this module holds."""
+    return [name for name, value in globals().items() if isinstance(value, re.Pattern)]
+
+
+def counts() -> tuple[int, int]:
+    """(regexes, listed words and phrases): the two numbers the module docstring states."""
+    return len(regexes()), sum(listed_words().values())
