@@ -256,7 +256,8 @@ def test_describe_is_one_line_of_help_naming_the_variable_and_the_default():
 def _readme_configuration_table() -> list[str]:
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     start = lines.index("## Configuration")
-    return [line for line in lines[start : lines.index("## Architecture", start)] if line.startswith("|")]
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    return [line for line in lines[start:end] if line.startswith("|")]
 
 
 def test_the_readme_lists_every_setting_with_its_variable_and_default():

@@ -325,13 +325,13 @@ def test_the_page_reads_events_split_anywhere_and_marks_a_paraphrases_passage(se
         "Moreover, we propose PURGE, a method that forgets on request.",
         "It works.",
     ]
-    marks = browser.execute_script(
-        "return highlighted(...arguments)",
-        sentences,
-        "- We propose PURGE, a method that forgets on request. [001-02]",
-        {},
-    )
-    assert marks == {"marks": [False, True, False], "why": "quoted"}  # the quote dropped "Moreover,"
+    # An extractive answer says which sentences it quoted (`answer.quoted`): the page marks those, and only those.
     snippet = {"snippet": "We study \\emph{unlearning} in large language models. It works."}
-    marks = browser.execute_script("return highlighted(...arguments)", sentences, "A paraphrase [001-02].", snippet)
-    assert marks == {"marks": [True, False, False], "why": "matched"}  # "It works." is too short to count
+    marks = browser.execute_script("return highlighted(...arguments)", sentences, [1], snippet)
+    assert marks == {"marks": [False, True, False], "why": "quoted"}
+    # An LLM's answer quotes nothing the server indexed: the page marks the passage the search matched.
+    for quoted in (None, []):
+        marks = browser.execute_script("return highlighted(...arguments)", sentences, quoted, snippet)
+        assert marks == {"marks": [True, False, False], "why": "matched"}  # "It works." is too short to count
+    marks = browser.execute_script("return highlighted(...arguments)", sentences, None, {})
+    assert marks == {"marks": [False, False, False], "why": "none"}

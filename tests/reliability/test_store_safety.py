@@ -306,8 +306,11 @@ def test_a_deleted_collection_reads_as_an_empty_store(tmp_path, seed_store_dir):
     Store(replace(Settings(), store=store)).client.delete_collection("papers")
     result = rag(["ask", "anything"], cli_env(RAG_STORE=str(store), XDG_CACHE_HOME=str(tmp_path / "cache")))
     assert result.returncode == 1
-    assert result.stderr.startswith(f"error: the store at {store} is empty: add papers with `rag ingest FILE...`")
-    assert result.stderr.endswith("/seeds`)\n") and result.stderr.count("\n") == 1  # one line, naming the seeds
+    # The commands name the store: copied without --store, they would fill the default store instead.
+    assert result.stderr.startswith(
+        f"error: the store at {store} is empty: add papers with `rag ingest FILE... --store {store}`"
+    )
+    assert result.stderr.endswith(f"/seeds --store {store}`)\n") and result.stderr.count("\n") == 1  # one line
 
 
 # -- stores on a read-only or a full filesystem (real mounts: root with CAP_SYS_ADMIN, as here and in CI) -----
