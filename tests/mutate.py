@@ -208,7 +208,13 @@ AREAS: dict[str, Area] = {
                     },
                 ),
             ),
-            ("tests/test_judge.py", "tests/test_answer.py", "tests/test_query.py", "tests/test_facets.py"),
+            (
+                "tests/test_judge.py",
+                "tests/test_evidence.py",
+                "tests/test_answer.py",
+                "tests/test_query.py",
+                "tests/test_facets.py",
+            ),
         ),
         Area(
             "followups",
