@@ -218,6 +218,23 @@ def test_second_dev_set_is_well_formed_and_shares_nothing_with_the_reported_sets
     assert not {q.qid for q in questions} & {q.qid for q in reported}
 
 
+def test_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers):
+    """evals/sealed.jsonl (read once, after every choice): gold ids the seeds' numbering gives (01 first, so
+    no "-00"), the six types, nothing shared with the other sets. Structure only: no answer is scored here."""
+    from pathlib import Path
+
+    evals = Path(__file__).resolve().parent.parent / "evals"
+    questions = load_questions([evals / "sealed.jsonl"])
+    others = load_questions([evals / "questions.jsonl", evals / "heldout.jsonl", evals / "dev2.jsonl"])
+    ids = {p.id for p in seed_papers}
+    assert len(questions) >= 60 and len({q.qid for q in questions}) == len(questions)
+    assert {q.type for q in questions} == {"topic", "fact", "paraphrase", "multi", "unanswerable", "venue"}
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(q.gold_ids and q.rationale for q in questions if q.type != "unanswerable")
+    # Two short queries ("2026 multi-view clustering papers") were written word for word by both authors.
+    assert len({q.question.lower() for q in questions} & {q.question.lower() for q in others}) <= 2
+
+
 # -- the dev/test split of evals/questions.jsonl ------------------------------------------------------------
 
 
