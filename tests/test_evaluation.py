@@ -218,6 +218,21 @@ def test_second_dev_set_is_well_formed_and_shares_nothing_with_the_reported_sets
     assert not {q.qid for q in questions} & {q.qid for q in reported}
 
 
+def test_third_dev_set_is_well_formed_and_shares_nothing_with_the_reported_sets(seed_papers):
+    """evals/dev3.jsonl (calibration only, by a helper shown no code or eval file): the same schema."""
+    from pathlib import Path
+
+    evals = Path(__file__).resolve().parent.parent / "evals"
+    questions = load_questions([evals / "dev3.jsonl"])
+    reported = load_questions([evals / f for f in ("questions.jsonl", "heldout.jsonl", "sealed.jsonl")])
+    ids = {p.id for p in seed_papers}
+    assert len(questions) >= 60 and all(q.qid.startswith("d3-") for q in questions)
+    assert {q.type for q in questions} == {"topic", "fact", "paraphrase", "multi", "unanswerable", "venue"}
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(q.gold_ids and q.rationale for q in questions if q.type != "unanswerable")
+    assert not {q.question.lower() for q in questions} & {q.question.lower() for q in reported}
+
+
 def test_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers):
     """evals/sealed.jsonl (read once, after every choice): gold ids the seeds' numbering gives (01 first, so
     no "-00"), the six types, nothing shared with the other sets. Structure only: no answer is scored here."""

@@ -1,4 +1,4 @@
-"""Quoting the chosen sentences (the selection itself is tested through `rag.pipeline.respond` in test_answer)."""
+"""Which papers answer (Selector.select on hand-built candidates) and which of their sentences are quoted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from rag.config import Settings
 from rag.embedding import get_embedder
 from rag.evidence import Quote, Selector, _quote, is_pointer
 from rag.policy import Policy
-from rag.types import Source
+from rag.query import parse
+from rag.types import Source, Verdict
 
 from .helpers import ask
 
@@ -117,3 +118,100 @@ def test_a_code_link_is_quoted_only_when_the_question_asks_for_code(seed_store, 
     assert "github.com/machoshi/SelKD" not in ask("What is SelKD?", store, embedder, seed_settings).answer
     where = ask("where is the code for SelKD?", store, embedder, seed_settings).answer
     assert "https://github.com/machoshi/SelKD" in where and "\\href" not in where
+
+
+# -- which papers answer: Selector.select on hand-built reranked candidates -----------------------------------
+
+CALIBRATION = POLICY.calibration
+assert CALIBRATION is not None and CALIBRATION.cite_bar < CALIBRATION.detail_bar  # the cases below sit between
+ANSWER = Verdict(True, "evidence")
+ON_TOPIC = "We study machine unlearning for language models. Unlearning removes data while keeping utility."
+
+
+def paper(paper_id: str, relevance: float, abstract: str = ON_TOPIC, score: float = 0.6) -> Source:
+    return Source(paper_id, None, 2026, "ICLR 2026", score, abstract, abstract, relevance=relevance)
+
+
+def select(question: str, sources: list[Source], verdict: Verdict = ANSWER) -> tuple[list[str], bool]:
+    kept, wants_list = Selector(get_embedder(Settings()), POLICY).select(parse(question), sources, verdict)
+    return [source.id for source, _ in kept], wants_list
+
+
+def test_a_list_keeps_every_paper_at_or_above_the_cite_bar_and_a_detail_only_above_the_detail_bar():
+    cite, detail = CALIBRATION.cite_bar, CALIBRATION.detail_bar
+    sources = [paper("top", 0.9), paper("at-detail", detail), paper("at-cite", cite), paper("under", cite - 0.01)]
+    assert select("which papers study machine unlearning?", sources) == (["top", "at-detail", "at-cite"], True)
+    assert select("how does machine unlearning keep utility?", sources) == (["top", "at-detail"], False)
+
+
+def test_a_list_of_one_paper_is_not_shown_as_a_list():
+    assert select("which papers study machine unlearning?", [paper("top", 0.9), paper("low", 0.1)]) == (
+        ["top"],
+        False,
+    )
+
+
+def test_a_paper_with_no_sentence_speaking_to_the_question_is_dropped_whatever_its_relevance():
+    off = paper("off", 0.9, "Protein folding is studied with lattice models. Results hold on CASP.")
+    assert select("which papers study machine unlearning?", [paper("top", 0.9), off])[0] == ["top"]
+
+
+PURGE = "We introduce PURGE for unlearning. PURGE keeps 98% of utility."
+RWKU = "A survey of forgetting. We evaluate on RWKU."
+
+
+def test_a_detail_question_naming_a_method_is_answered_by_the_paper_naming_it():
+    sources = [paper("general", 0.9), paper("purge", 0.5, PURGE), paper("rwku", 0.1, RWKU)]
+    assert select("what does PURGE reach on RWKU?", sources)[0] == ["purge"]  # RWKU under the bar: not quoted
+
+
+def test_a_comparison_of_named_methods_keeps_a_paper_for_each_name_under_the_bar():
+    smm = "We propose SMM, a sharp minimax method for unlearning. SMM separates the forget set."
+    sources = [paper("purge", 0.9, PURGE), paper("general", 0.8), paper("smm", 0.05, smm)]
+    assert select("how do PURGE and SMM differ?", sources)[0] == ["purge", "smm"]
+
+
+CAMEL = (
+    "Incomplete multi-view data is common. CAMEL outperforms baselines. We propose a method (CAMEL) for "
+    "partial views. Specifically, it learns a shared degree matrix. Experiments confirm CAMEL works."
+)
+
+
+def test_what_is_a_name_answers_with_the_paper_writing_it_and_its_introducing_sentences_first():
+    sources = [paper("other", 0.9), paper("camel", 0.05, CAMEL)]
+    kept, _ = Selector(get_embedder(Settings()), POLICY).select(parse("what is CAMEL?"), sources, ANSWER)
+    assert [s.id for s, _ in kept] == ["camel"]
+    ranked = kept[0][1]
+    assert [j for _, j, _ in ranked[:2]] == [1, 2]  # the first sentence writing CAMEL, then the one after it
+
+
+def test_the_judges_holding_papers_are_the_only_answers_of_a_topic():
+    sources = [paper("a", 0.9), paper("b", 0.8), paper("c", 0.1)]
+    question = "which papers study machine unlearning?"
+    assert select(question, sources, Verdict(True, "evidence", holding=frozenset({"b"})))[0] == ["b"]
+    # Only a paper under the bar holds the topic: that paper, not the best one.
+    assert select(question, sources, Verdict(True, "evidence", holding=frozenset({"c"})))[0] == ["c"]
+    assert select(question, sources, Verdict(True, "evidence", holding=frozenset()))[0] == ["a"]
+
+
+def test_a_count_question_is_answered_only_by_the_papers_giving_the_count():
+    sources = [paper("a", 0.9), paper("b", 0.8)]
+    question = "how many baselines do machine unlearning papers compare?"
+    assert select(question, sources, Verdict(True, "evidence", counting=frozenset({"b"})))[0] == ["b"]
+    assert select(question, sources, Verdict(True, "evidence", counting=frozenset())) == ([], False)
+
+
+def test_a_question_about_the_paper_quotes_one_paper():
+    sources = [paper("a", 0.9), paper("b", 0.8)]
+    assert select("what does the unlearning paper keep?", sources)[0] == ["a"]
+    assert select("how does the unlearning paper differ from the other paper?", sources)[0] == ["a", "b"]
+
+
+def test_a_code_link_sentence_is_scored_only_when_the_question_asks_for_code():
+    linked = paper("a", 0.9, "We propose PURGE for unlearning. Code: https://github.com/x/purge.")
+    ask_code, ask_method = parse("where is the code for PURGE?"), parse("what is PURGE for?")
+    selector = Selector(get_embedder(Settings()), POLICY)
+    code_sentences = {s for _, _, s in selector.select(ask_code, [linked], ANSWER)[0][0][1]}
+    method_sentences = {s for _, _, s in selector.select(ask_method, [linked], ANSWER)[0][0][1]}
+    assert "Code: https://github.com/x/purge." in code_sentences
+    assert "Code: https://github.com/x/purge." not in method_sentences

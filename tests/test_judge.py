@@ -40,6 +40,8 @@ def test_the_verdict_answers_on_evidence_and_names_the_evidence():
     assert count.holding is None  # a question about a detail: no facet rule
     plain = judge(parse("which papers study unlearning?"), [paper("a", POLICY.min_score)], POLICY)
     assert plain.answers and plain.reason == "evidence"  # the bar is inclusive
+    at_bar = judge(parse("which papers study unlearning?"), [paper("a", 0.2, relevance=BAR)], POLICY)
+    assert at_bar.answers and at_bar.reason == "evidence"  # the relevance bar too
 
 
 # (question, year, sources, policy, reason, the paper a refusal names, the refusal's end)
@@ -52,7 +54,7 @@ REFUSED = {
         None,
         "no paper in the store matches the question.",
     ),
-    "no_papers_in_a_year": (
+    "no_papers:in_a_year": (
         "which papers study unlearning?",
         2027,
         [],
@@ -69,6 +71,23 @@ REFUSED = {
         "no paper found covers all of “adversarial robustness of graph neural networks”; the closest (a, 0.60) "
         "covers “graph neural networks” but not “adversarial robustness”.",
     ),
+    "topic:never_mentioned": (
+        "which papers study quantum annealing?",
+        None,
+        [paper("a", 0.6, shares=(("quantum annealing", 0.0),))],
+        POLICY,
+        "a",
+        "no paper found covers “quantum annealing”; the closest (a, 0.60) never mentions it.",
+    ),
+    "topic:in_a_year": (
+        TOPIC,
+        2026,
+        [paper("b", 0.7, shares=NEITHER)],
+        POLICY,
+        "b",
+        "no paper from 2026 found covers all of “adversarial robustness of graph neural networks”; the closest "
+        "(b, 0.70) shares only some of its terms.",
+    ),
     "count": (
         COUNT,
         None,
@@ -80,7 +99,7 @@ REFUSED = {
     "relevance": (
         "which papers study unlearning?",
         None,
-        [paper("a", 0.7, relevance=BAR - 0.05), paper("b", 0.8, relevance=BAR - 0.01)],
+        [paper("a", 0.8, relevance=BAR - 0.05), paper("b", 0.7, relevance=BAR - 0.01)],
         POLICY,
         "b",  # the most relevant, not the first ranked nor the best cosine
         f"the closest paper (b) has relevance {BAR - 0.01:.2f}, below the bar {BAR:g}.",
@@ -101,7 +120,7 @@ def test_each_refusal_has_its_reason_and_says_it_in_one_line(case):
     question, year, sources, policy, closest, ending = REFUSED[case]
     query = parse(question, year=year)
     verdict = judge(query, sources, policy)
-    assert not verdict.answers and verdict.reason == case.removesuffix("_in_a_year")
+    assert not verdict.answers and verdict.reason == case.partition(":")[0]
     assert (verdict.closest.id if verdict.closest else None) == closest
     text = refusal(verdict, query, policy)
     assert text == LEAD + ending and "\n" not in text

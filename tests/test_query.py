@@ -38,6 +38,9 @@ from rag.wire import query_json
         ("show me recent studies of protein design", None, None, None, True),
         ("what is DiVeQ?", "what is DiVeQ", None, None, False),
         ("find the paper that introduces DiVeQ", None, None, None, False),
+        ("hyperbolic embeddings papers", "hyperbolic embeddings", None, None, True),
+        ("the unlearning paper", None, None, None, False),  # "paper" ending a phrase asks for one
+        ("a diffusion paper?", None, None, None, False),
     ],
 )
 def test_parse(question, search, year, venue, wants_list):
@@ -124,6 +127,26 @@ def test_a_request_for_papers_in_other_words_is_read_as_which_papers_study(quest
 def test_trimming_a_request_keeps_the_topic_whole(question, search):
     assert parse(question).search == search
     assert not parse(question).wants_list or "papers" in question
+
+
+def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
+    query = parse(
+        "which papers study hyperbolic embeddings, graph transformers, diffusion models, unlearning and clustering?"
+    )
+    assert len(query.search.split()) > 8 and query.is_topic
+
+
+@pytest.mark.parametrize(
+    ("question", "counted"),
+    [
+        ("how many gas sensors does the array use?", "sensors"),  # the first plural, not a short word ending in s
+        ("how many people took part?", "people"),  # no plural: the first word
+        ("how many datasets and baselines does PURGE use?", "datasets"),
+        ("what does PURGE count?", None),
+    ],
+)
+def test_a_count_question_counts_its_first_plural(question, counted):
+    assert parse(question).counts == counted
 
 
 def test_a_long_description_asked_for_as_work_is_not_a_topic():
