@@ -18,9 +18,11 @@ With `policy.bars_off` (the user chose the papers, or `--min-score 0`) no bar or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from .facets import facets_held, gives_count, holds_topic, missing_text
+from .lexical import term_coverages
 from .policy import Policy
 from .query import Query, names_any
 from .types import Source, Verdict
@@ -122,3 +124,49 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
 def _judged(source: Source) -> str:
     """What a message shows of a paper's match: its relevance, or else its cosine."""
     return f"relevance {source.relevance:.2f}" if source.relevance is not None else f"{source.score:.2f}"
+
+
+# -- the evidence as numbers: what the learned judge weighs (rag.policy.JudgeModel) -------------------------------
+
+# Per candidate paper, in this order; every rule above is one of them, weighed rather than vetoing.
+EVIDENCE = (
+    "relevance_logit",  # the reranker's calibrated relevance, as log-odds
+    "relevance_gap",  # its relevance less the best candidate's
+    "rank",  # its place in the reranked list, 0 to 1
+    "list_rank",  # rank, for a question asking for a list (a list reads further down than a detail)
+    "facet_min",  # the share of the topic's least-held facet (1 when the question names no topic)
+    "facet_mean",  # the mean share of the topic's facets (1 when no topic)
+    "count_missing",  # a count question, and this paper gives no number of what it counts
+    "names_held",  # the share of the question's coined names ("PURGE", "RWKU") the paper writes (1 when none)
+    "coverage",  # the share of the question's terms the paper holds
+)
+
+
+def evidence_rows(query: Query, sources: Sequence[Source], policy: Policy) -> list[list[float]]:
+    """Each candidate's evidence (EVIDENCE, in order): the rules' findings as numbers, for one model to weigh."""
+    if not sources:
+        return []
+    best = max(s.relevance or 0.0 for s in sources)
+    coverages = term_coverages(query.search, [s.text for s in sources])
+    last = max(len(sources) - 1, 1)
+    rows = []
+    for place, (source, coverage) in enumerate(zip(sources, coverages, strict=True)):
+        relevance = min(max(source.relevance or 0.0, 1e-4), 1 - 1e-4)
+        shares = [share for _, share in source.facet_shares or ()]
+        text = source.abstract or source.snippet
+        count_missing = bool(query.counts) and not gives_count(query.counts, text, policy.count_window)
+        held = sum(names_any((name,), source.text) for name in query.names)
+        rows.append(
+            [
+                math.log(relevance / (1 - relevance)),
+                relevance - best,
+                place / last,
+                place / last if query.wants_list else 0.0,
+                min(shares, default=1.0),
+                sum(shares) / len(shares) if shares else 1.0,
+                float(count_missing),
+                held / len(query.names) if query.names else 1.0,
+                coverage,
+            ]
+        )
+    return rows

@@ -269,6 +269,31 @@ AREAS: dict[str, Area] = {
 
 # Mutants that cannot change behaviour, by key (see `Mutant.key`), with the reason.
 EQUIVALENT: dict[str, str] = {
+    "rag/evidence.py:Selector.select: near = [s for i, s in enumerate(sources) if i == 0 or (s."
+    "relevance or 0.0) >= bar] -> near = [s for i, s in enumerate(sources) if i == 0 or (s.rele"
+    "vance or 1.0) >= bar]": (
+        "reranked sources all carry a relevance (the reranker sets it on every candidate): `or 0.0` is never read"
+    ),
+    "rag/evidence.py:Selector.select: return [], False -> pass #2": (
+        "with no paper left, the lines below score no sentence and return the same empty selection"
+    ),
+    "rag/judge.py:judge: under_bar = max(s.relevance or 0.0 for s in sources) < bar and not def"
+    "ined -> under_bar = max(s.relevance or 1.0 for s in sources) < bar and not defined": (
+        "reranked sources all carry a relevance: `or 0.0` is never read"
+    ),
+    "rag/judge.py:judge: bar = 0.0 -> pass": (
+        "unreranked sources carry no relevance, so `s.relevance is None` decides and the bar is never read"
+    ),
+    "rag/judge.py:judge: bar = 0.0 -> bar = 1.0": (
+        "unreranked sources carry no relevance, so `s.relevance is None` decides and the bar is never read"
+    ),
+    'rag/judge.py:judge: return Verdict(False, "relevance", max(sources, key=lambda s: s.releva'
+    'nce or 0.0)) -> return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance '
+    "or 1.0))": ("reranked sources all carry a relevance: `or 0.0` is never read"),
+    'rag/judge.py:refusal: if verdict.reason == "no_papers" or closest is None: -> if verdict.r'
+    "eason == 'no_papers' and closest is None:": (
+        "the judge names a closest paper on every refusal but no_papers, so the two tests agree on its verdicts"
+    ),
     "rag/facets.py:_spelled_out: return set() -> pass": (
         "the early exit for no acronyms: the loop below then finds nothing and returns the same empty set"
     ),

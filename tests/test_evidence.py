@@ -165,6 +165,17 @@ def test_a_detail_question_naming_a_method_is_answered_by_the_paper_naming_it():
     assert select("what does PURGE reach on RWKU?", sources)[0] == ["purge"]  # RWKU under the bar: not quoted
 
 
+def test_a_list_naming_a_benchmark_keeps_the_papers_not_naming_it_and_an_unknown_name_filters_nothing():
+    sources = [paper("general", 0.9), paper("rwku", 0.5, "We evaluate forgetting on RWKU.")]
+    assert select("which papers use RWKU?", sources)[0] == ["general", "rwku"]  # names filter details only
+    assert select("what does ZORB reach on machine unlearning?", sources)[0] == ["general"]  # no paper names it
+
+
+def test_one_name_asked_about_twice_adds_no_paper_under_the_bar():
+    sources = [paper("general", 0.9), paper("purge", 0.1, PURGE)]
+    assert select("what does PURGE keep and what does it drop?", sources)[0] == ["general"]
+
+
 def test_a_comparison_of_named_methods_keeps_a_paper_for_each_name_under_the_bar():
     smm = "We propose SMM, a sharp minimax method for unlearning. SMM separates the forget set."
     sources = [paper("purge", 0.9, PURGE), paper("general", 0.8), paper("smm", 0.05, smm)]
@@ -192,6 +203,9 @@ def test_the_judges_holding_papers_are_the_only_answers_of_a_topic():
     # Only a paper under the bar holds the topic: that paper, not the best one.
     assert select(question, sources, Verdict(True, "evidence", holding=frozenset({"c"})))[0] == ["c"]
     assert select(question, sources, Verdict(True, "evidence", holding=frozenset()))[0] == ["a"]
+    # Several under the bar hold it: the best of them alone.
+    under = [*sources, paper("d", 0.05)]
+    assert select(question, under, Verdict(True, "evidence", holding=frozenset({"c", "d"})))[0] == ["c"]
 
 
 def test_a_count_question_is_answered_only_by_the_papers_giving_the_count():

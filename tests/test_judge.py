@@ -148,3 +148,16 @@ def test_a_name_a_paper_writes_is_answered_under_the_relevance_bar():
     assert verdict.answers and verdict.reason == "evidence" and verdict.defined
     unnamed = judge(parse("what is Zorblax?"), [camel], POLICY)
     assert not unnamed.answers and unnamed.reason == "relevance" and not unnamed.defined
+
+
+def test_the_evidence_rows_give_each_rule_as_a_number_per_candidate():
+    from rag.judge import EVIDENCE, evidence_rows
+
+    counted = paper("octax", 0.6, "OCTAX ships 21 classic arcade games in JAX.", relevance=0.8, shares=FULL)
+    other = paper("other", 0.5, "We study games.", relevance=0.2, shares=HALF)
+    rows = evidence_rows(parse("how many games does OCTAX ship with?"), [counted, other], POLICY)
+    named = [dict(zip(EVIDENCE, row, strict=True)) for row in rows]
+    assert [r["count_missing"] for r in named] == [0.0, 1.0]  # the count rule, as evidence
+    assert [r["names_held"] for r in named] == [1.0, 0.0]  # "OCTAX" written, or not
+    assert [r["facet_min"] for r in named] == [1.0, 0.0] and [r["rank"] for r in named] == [0.0, 1.0]
+    assert named[1]["relevance_gap"] == pytest.approx(-0.6) and named[0]["relevance_logit"] > 0

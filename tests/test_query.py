@@ -140,7 +140,11 @@ def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
     ("question", "counted"),
     [
         ("how many gas sensors does the array use?", "sensors"),  # the first plural, not a short word ending in s
-        ("how many people took part?", "people"),  # no plural: the first word
+        ("how many people took part?", "people"),
+        (
+            "how many new GPUs does it need?",
+            "gpus",
+        ),  # a four-letter plural after another word  # no plural: the first word
         ("how many datasets and baselines does PURGE use?", "datasets"),
         ("what does PURGE count?", None),
     ],
