@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 35 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
+This module holds 34 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
 and 748 listed words and phrases, in 13 word lists (a list built on another counts only the words it adds;
 words written inside a regex count with that regex, not here). `counts()` computes both numbers, and
 tests/test_lexicon.py checks this sentence against it.
@@ -68,8 +68,6 @@ ASKS_FOR_WORK = re.compile(r"has\s+anyone|have\s+people|did\s+anyone|does\s+anyo
 PAPERS_TAIL = re.compile(
     r"\s+(?:papers?|publications|articles|literature)(?:\s+(?:pls|please|plz))?\s*[?.!]*\s*$", re.I
 )
-# "X paper" at the end of a question (its last 12 characters) asks for one paper, not a list: query.asks_for_list.
-PAPER_SINGULAR = re.compile(r"\bpaper\b", re.I)
 
 # A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
 # "Give me an overview of the literature on X"): it names what it wants with one of these. Not "sota" or "state
@@ -166,7 +164,7 @@ WORK_IN_GENERAL = re.compile(
 ONE_PAPER_ASKED = re.compile(r"\b(?:which|what|the|a|one)\s+(?:\w+\s+)?paper\b(?!s)", re.I)
 # A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
 # "does X use Y?"); a topic is typed bare ("adversarial robustness of graph neural networks"), short.
-# query.names_a_topic, query.asks_for_list and query._scaffolding_removed (no PAPERS_TAIL after one).
+# query.names_a_topic and query._scaffolding_removed (no PAPERS_TAIL after one).
 QUESTION_OPENER = re.compile(
     r"^\s*(?:what|how|which|why|when|where|who|whose|whom|does|do|did|is|are|was|were|can|could|should|would|"
     r"will|has|have|compare|contrast|explain|describe|summari[sz]e|tell|give)\b",

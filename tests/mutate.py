@@ -269,6 +269,12 @@ AREAS: dict[str, Area] = {
 
 # Mutants that cannot change behaviour, by key (see `Mutant.key`), with the reason.
 EQUIVALENT: dict[str, str] = {
+    "rag/pipeline.py:respond: checker = CitationStreamFilter(valid) if (stream and backend.stre"
+    "ams) else None -> checker = CitationStreamFilter(valid) if (stream or backend.streams) els"
+    "e None": (
+        "a backend that does not stream yields its whole text as one piece: through the stream filter it comes "
+        "out as the same checked text enforce_citations gives, dropping the same ids"
+    ),
     "rag/evidence.py:Selector.select: near = [s for i, s in enumerate(sources) if i == 0 or (s."
     "relevance or 0.0) >= bar] -> near = [s for i, s in enumerate(sources) if i == 0 or (s.rele"
     "vance or 1.0) >= bar]": (

@@ -49,7 +49,6 @@ from rag.lexicon import (
     ORDINAL_RANGE,
     ORDINAL_WORDS,
     PAPER_REQUEST,
-    PAPER_SINGULAR,
     PAPERS_TAIL,
     PLURAL_REFERENCE,
     QUANTITY_QUESTION,
@@ -95,9 +94,6 @@ FINDS = [
     (PAPERS_TAIL, "search", "operations research", None),
     (PAPERS_TAIL, "search", "papers on diffusion", None),
     # query.asks_for_list, on the last 12 characters: "X paper" asks for one
-    (PAPER_SINGULAR, "search", "the diffusion paper", "paper"),
-    (PAPER_SINGULAR, "search", "diffusion papers", None),
-    (PAPER_SINGULAR, "search", "less paperwork", None),
     # query._scaffolding_removed, query.asks_for_list: a request for papers in other words
     (PAPER_REQUEST, "search", "I'm writing a related work section on X, what should I cite?", "should I cite"),
     (PAPER_REQUEST, "search", "what should I cite for federated unlearning?", "should I cite"),
