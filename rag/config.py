@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AliasChoices, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -128,6 +128,11 @@ class Settings(BaseSettings):
         "embed questions with a query encoder of your own (a folder `python -m train.export_query` wrote; the "
         "store is unchanged)",
         shown="none: the documents' model",
+    )
+    judge: Literal["learned", "rules"] = _setting(
+        "rules",
+        "whether to answer and which papers to cite: `learned` (one calibrated model weighing all the evidence, "
+        "rag/models/judge) or `rules` (the bars and vetoes of rag/judge.py); `learned` needs the reranker",
     )
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = _setting(

@@ -110,6 +110,9 @@ class Selector:
         policy = self.policy
         top = max(s.score for s in sources)  # fused ranking: the first paper need not have the best cosine
         wants_list = query.wants_list
+        if verdict.members is not None:
+            # The learned judge named the answering papers, one by one: no rule here overrules it.
+            return self._members(query, sources, verdict.members)
         if sources[0].relevance is not None:
             # Reranked: the best paper, then every paper the calibrated relevance says answers.
             assert policy.calibration is not None
@@ -167,6 +170,43 @@ class Selector:
                 continue  # close in embedding space, but no sentence of it speaks to the question
             kept.append((source, ranked))
         return kept, wants_list and len(near) > 1
+
+    def _members(
+        self, query: Query, sources: list[Source], members: tuple[str, ...]
+    ) -> tuple[list[tuple[Source, list[Scored]]], bool]:
+        """The judge's members, likeliest first: the first `quoted_papers` with their sentences best first, the
+        rest with none (the answer lists them by title and id)."""
+        by_id = {s.id: s for s in sources}
+        chosen = [by_id[i] for i in members if i in by_id]
+        quoted = chosen[: self.policy.quoted_papers]
+        return [
+            *zip(quoted, self.rank_sentences(query, quoted), strict=True),
+            *((s, []) for s in chosen[len(quoted) :]),
+        ], (len(chosen) > 1)
+
+    def rank_sentences(self, query: Query, papers: list[Source]) -> list[list[Scored]]:
+        """Each paper's quotable sentences, best first: cosine to the question plus a little word overlap."""
+        limit = self.policy.pointer_words
+        quotable = (lambda _: True) if _ASKS_FOR_LINK.search(query.text) else (lambda s: not is_pointer(s, limit))
+        sentences = [
+            (i, j, s)
+            for i, src in enumerate(papers)
+            for j, s in enumerate(split_sentences(src.abstract))
+            if quotable(s)
+        ]
+        if not sentences:
+            return [[] for _ in papers]
+        vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
+        similarity = vectors[1:] @ vectors[0]
+        question_words = set(query.terms)
+        scored: list[list[Scored]] = [[] for _ in papers]
+        for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
+            overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
+            scored[i].append((float(sim) + self.policy.lexical_weight * overlap, j, sentence))
+        ranked = [sorted(found, key=lambda t: (-t[0], t[1])) for found in scored]
+        if query.defines:
+            ranked = [_defining_first(query.defines, r) for r in ranked]
+        return ranked
 
     def quote(self, source: Source, ranked: list[Scored], wants_list: bool, first: bool) -> Quote:
         """The sentence(s) of `source` that answer: one per paper for a list, two from the best paper otherwise."""

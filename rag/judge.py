@@ -23,9 +23,13 @@ from collections.abc import Callable, Sequence
 
 from .facets import facets_held, gives_count, holds_topic, missing_text
 from .lexical import term_coverages
-from .policy import Policy
+from .policy import EVIDENCE, Policy
 from .query import Query, names_any
+from .terms import term_evidence, term_stats, word_for
+from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
+
+__all__ = ["EVIDENCE", "Judge", "by_closeness", "evidence_rows", "judge", "refusal"]
 
 Judge = Callable[[Query, Sequence[Source], Policy], Verdict]
 
@@ -37,6 +41,8 @@ def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
     defined = defines_name(query, sources)
     if policy.bars_off:
         return Verdict(True, "chosen", defined=defined)
+    if policy.judge_model is not None and sources[0].relevance is not None:
+        return learned_verdict(query, sources, policy, defined)
     holding = None
     if query.is_topic:
         holding = frozenset(s.id for s in sources if holds_topic(s.facet_shares, policy.facet_bar))
@@ -70,6 +76,21 @@ def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
     if reranked:
         return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
     return Verdict(False, "score", max(sources, key=lambda s: s.score))
+
+
+def learned_verdict(query: Query, sources: Sequence[Source], policy: Policy, defined: bool) -> Verdict:
+    """One model weighs every candidate's evidence: answer when the likeliest paper reaches the answer bar, and
+    cite every paper reaching the member bar, paper by paper (a list lists all it finds, not the first k)."""
+    model = policy.judge_model
+    assert model is not None
+    rows = evidence_rows(query, sources, policy)
+    likely = [model.probability(row) for row in rows]
+    order = sorted(range(len(sources)), key=lambda i: -likely[i])
+    best = order[0]
+    if likely[best] >= model.answer_bar:
+        members = tuple(sources[i].id for i in order if i == best or likely[i] >= model.member_bar)
+        return Verdict(True, "evidence", defined=defined, members=members, likelihood=likely[best])
+    return Verdict(False, "judged", sources[best], likelihood=likely[best], weakest=model.weakest(rows[best]))
 
 
 def defines_name(query: Query, sources: Sequence[Source]) -> bool:
@@ -111,6 +132,13 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
             f"{lead}none of the papers found gives a number of {query.counts}; "
             f"the closest ({closest.id}, {_judged(closest)}) gives none."
         )
+    if verdict.reason == "judged":
+        assert policy.judge_model is not None and verdict.likelihood is not None
+        why = _weakest_text(verdict.weakest, closest, query, policy)
+        return (
+            f"{lead}the closest paper ({closest.id}, relevance {closest.relevance or 0:.2f}) {why}; "
+            f"judged {verdict.likelihood:.2f} likely to answer, under the bar {policy.judge_model.answer_bar:g}."
+        )
     if verdict.reason == "relevance":
         assert policy.calibration is not None
         bar = policy.calibration.relevance_bar
@@ -121,6 +149,38 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
     )
 
 
+def _weakest_text(weakest: str | None, closest: Source, query: Query, policy: Policy) -> str:
+    """The weakest evidence of the closest paper, in words."""
+    if weakest in ("facet_min", "facet_mean") and closest.facet_shares:
+        return missing_text(closest.facet_shares, policy.facet_bar) or "holds only part of the topic"
+    if weakest == "count_missing" and query.counts:
+        return f"gives no number of {query.counts}"
+    if weakest == "names_held" and query.names:
+        lacking = [name for name in query.names if not names_any((name,), closest.text)]
+        if lacking:
+            return f"never writes {', '.join(lacking)}"
+    if weakest in ("topic_held", "topic_missing", "rare_held", "rare_missing", "coverage"):
+        (held,) = term_evidence(query.text, [closest.text])
+        if held.missing:
+            said = _closest_sentence(query, closest)
+            reports = f"; what it does report: “{said}”" if said else ""
+            return f"never mentions “{word_for(held.missing, query.text)}”{reports}"
+    return "matches the question only loosely"
+
+
+def _closest_sentence(query: Query, source: Source) -> str:
+    """The sentence of `source`'s abstract holding most of the question's terms: what the paper does say about the
+    question's subject (a near miss: the benchmark asked about is missing, the one it reports is here)."""
+    sentences = split_sentences(source.abstract or source.snippet)
+    if not sentences:
+        return ""
+    coverages = term_coverages(query.text, sentences)
+    best = max(range(len(sentences)), key=lambda i: (coverages[i], -i))
+    if coverages[best] == 0:
+        return ""
+    return tidy_latex(sentences[best]).replace("[", "(").replace("]", ")")  # never read as a citation
+
+
 def _judged(source: Source) -> str:
     """What a message shows of a paper's match: its relevance, or else its cosine."""
     return f"relevance {source.relevance:.2f}" if source.relevance is not None else f"{source.score:.2f}"
@@ -128,29 +188,19 @@ def _judged(source: Source) -> str:
 
 # -- the evidence as numbers: what the learned judge weighs (rag.policy.JudgeModel) -------------------------------
 
-# Per candidate paper, in this order; every rule above is one of them, weighed rather than vetoing.
-EVIDENCE = (
-    "relevance_logit",  # the reranker's calibrated relevance, as log-odds
-    "relevance_gap",  # its relevance less the best candidate's
-    "rank",  # its place in the reranked list, 0 to 1
-    "list_rank",  # rank, for a question asking for a list (a list reads further down than a detail)
-    "facet_min",  # the share of the topic's least-held facet (1 when the question names no topic)
-    "facet_mean",  # the mean share of the topic's facets (1 when no topic)
-    "count_missing",  # a count question, and this paper gives no number of what it counts
-    "names_held",  # the share of the question's coined names ("PURGE", "RWKU") the paper writes (1 when none)
-    "coverage",  # the share of the question's terms the paper holds
-)
-
 
 def evidence_rows(query: Query, sources: Sequence[Source], policy: Policy) -> list[list[float]]:
     """Each candidate's evidence (EVIDENCE, in order): the rules' findings as numbers, for one model to weigh."""
     if not sources:
         return []
     best = max(s.relevance or 0.0 for s in sources)
-    coverages = term_coverages(query.search, [s.text for s in sources])
+    texts = [s.text for s in sources]
+    coverages = term_coverages(query.search, texts)
+    # The whole question, request words and all: the corpus's statistics weigh which words it is about.
+    held_terms = term_evidence(query.text, texts, term_stats())
     last = max(len(sources) - 1, 1)
     rows = []
-    for place, (source, coverage) in enumerate(zip(sources, coverages, strict=True)):
+    for place, (source, coverage, terms) in enumerate(zip(sources, coverages, held_terms, strict=True)):
         relevance = min(max(source.relevance or 0.0, 1e-4), 1 - 1e-4)
         shares = [share for _, share in source.facet_shares or ()]
         text = source.abstract or source.snippet
@@ -167,6 +217,10 @@ def evidence_rows(query: Query, sources: Sequence[Source], policy: Policy) -> li
                 float(count_missing),
                 held / len(query.names) if query.names else 1.0,
                 coverage,
+                terms.topic_held,
+                terms.rare_held,
+                terms.topic_missing,
+                terms.rare_missing,
             ]
         )
     return rows

@@ -93,9 +93,10 @@ class Pipeline:
             if calibration and sources:
                 assert self.reranker is not None
                 sources = self.reranker.rerank(query, sources, calibration)
-            sources = sources[:k]
-            self.add_lexical_evidence(query, sources, index, mode, policy)
-        return Retrieval(query, sources, (time.perf_counter() - started) * 1000)
+            # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k.
+            candidates = sources if policy.judge_model is not None else sources[:k]
+            self.add_lexical_evidence(query, candidates, index, mode, policy)
+        return Retrieval(query, sources[:k], (time.perf_counter() - started) * 1000, candidates)
 
     def add_lexical_evidence(
         self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy
@@ -145,11 +146,14 @@ class Pipeline:
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
+        # The learned judge weighs every candidate (a list's members may rank below k); the rules, the top k.
+        judged = found.candidates if policy.judge_model is not None else found.sources[:k]
         yield from respond(
             found.query,
-            found.sources[:k],
+            judged,
             chosen,
             policy,
+            shown=k,
             judge=self.judge,
             fallback=spare,
             stream=stream,
@@ -173,21 +177,36 @@ def respond(
     stream: bool = True,
     retrieve_ms: float = 0.0,
     started: float | None = None,
+    shown: int | None = None,
 ) -> Iterator[Event]:
     """Judge `sources`, then refuse or generate, checking citations: "text" pieces, any "warning", the "answer".
 
-    An `LLMError` from `backend` is answered by `fallback` with a warning; without a fallback it propagates.
+    `shown`: the answer shows the first `shown` sources and any member of the verdict beyond them (all when None);
+    the backend reads those, and cites only them. An `LLMError` from `backend` is answered by `fallback` with a
+    warning; without a fallback it propagates.
     """
     started = time.perf_counter() if started is None else started
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
     verdict = judge(query, sources, policy)
+    top = sources if shown is None else sources[:shown]
     if not verdict.answers:
         text = refusal(verdict, query, policy)
         yield Event("text", text=text)
         timings["total"] = (time.perf_counter() - started) * 1000
-        refused = Answer(query, text, [], by_closeness(sources), True, backend.name, [], timings, None)
+        closest = verdict.closest
+        if verdict.members is None and verdict.likelihood is None:
+            listed = by_closeness(top)
+        else:  # the paper the refusal names is the first row shown, wherever it ranked
+            listed = [closest, *(s for s in top if s is not closest)] if closest else list(top)
+        refused = Answer(query, text, [], listed, True, backend.name, [], timings, None)
         yield Event("answer", answer=refused)
         return
+    if verdict.members is not None:
+        by_id = {s.id: s for s in sources}
+        beyond = [by_id[i] for i in verdict.members if by_id[i] not in top]
+        sources = [*top, *beyond]
+    else:
+        sources = list(top)
 
     valid = [s.id for s in sources]
     checker = CitationStreamFilter(valid) if (stream and backend.streams) else None

@@ -25,6 +25,25 @@ if TYPE_CHECKING:
 RERANKER_DIR = Path(__file__).resolve().parent / "models" / "reranker"
 # The reranker's features, in the order the calibration's weights are given.
 FEATURES = ("logit", "cosine", "coverage", "rank")
+# Per candidate paper, what the learned judge weighs (rag.judge.evidence_rows computes them, in this order); every
+# rule of the rules judge is one of them, weighed rather than vetoing.
+EVIDENCE = (
+    "relevance_logit",  # the reranker's calibrated relevance, as log-odds
+    "relevance_gap",  # its relevance less the best candidate's
+    "rank",  # its place in the reranked list, 0 to 1
+    "list_rank",  # rank, for a question asking for a list (a list reads further down than a detail)
+    "facet_min",  # the share of the topic's least-held facet (1 when the question names no topic)
+    "facet_mean",  # the mean share of the topic's facets (1 when no topic)
+    "count_missing",  # a count question, and this paper gives no number of what it counts
+    "names_held",  # the share of the question's coined names ("PURGE", "RWKU") the paper writes (1 when none)
+    "coverage",  # the share of the question's terms the paper holds
+    "topic_held",  # the topicality-weighted share of the whole question's terms it holds (rag.terms)
+    "rare_held",  # the IDF-weighted share
+    "topic_missing",  # the topicality of the most topical question term it lacks
+    "rare_missing",  # the IDF of the rarest question term it lacks, over log(N)
+)
+# The learned judge's weights and bars (rag/models/judge/, package data; `python -m train.fit_judge`).
+JUDGE_DIR = Path(__file__).resolve().parent / "models" / "judge"
 
 
 @dataclass(frozen=True)
@@ -44,12 +63,56 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
-def read_json(path: Path) -> dict:
+@dataclass(frozen=True)
+class JudgeModel:
+    """One logistic model over every candidate's evidence (`rag.judge.EVIDENCE`): the probability that the paper
+    answers the question. The judge answers when the best candidate reaches `answer_bar` and cites every candidate
+    at or above `member_bar`; both bars and the weights were chosen on dev questions only (judge.json says which).
+    `center` is the dev evidence's mean: a refusal names the evidence most below it, weighed."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    center: tuple[float, ...]
+    answer_bar: float
+    member_bar: float
+
+    def logit(self, values: Sequence[float]) -> float:
+        return self.bias + sum(w * v for w, v in zip(self.weights, values, strict=True))
+
+    def probability(self, values: Sequence[float]) -> float:
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, self.logit(values)))))
+
+    def weakest(self, values: Sequence[float]) -> str:
+        """The feature pulling this candidate's probability down the most, against the dev mean."""
+        pulls = [w * (v - c) for w, v, c in zip(self.weights, values, self.center, strict=True)]
+        return self.features[min(range(len(pulls)), key=pulls.__getitem__)]
+
+
+def load_judge_model(folder: Path = JUDGE_DIR, features: Sequence[str] | None = None) -> JudgeModel:
+    """The packaged judge; `features` (rag.judge.EVIDENCE) must be the ones it was fitted on."""
+    data = read_json(folder / "judge.json", what="the learned judge", off="RAG_JUDGE=rules")
+    try:
+        if features is not None and list(data["features"]) != list(features):
+            raise ValueError(f"features {data['features']} are not {list(features)}")
+        return JudgeModel(
+            tuple(data["features"]),
+            tuple(float(w) for w in data["weights"]),
+            float(data["bias"]),
+            tuple(float(c) for c in data["center"]),
+            float(data["answer_bar"]),
+            float(data["member_bar"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{folder / 'judge.json'} is malformed: {exc}") from exc
+
+
+def read_json(path: Path, what: str = "the reranker", off: str = "RAG_RERANKER=off") -> dict:
     """A model folder's JSON file; a missing or unreadable one is a one-line `ModelError`."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ModelError(f"the reranker is not installed: {path} is missing (reinstall, or RAG_RERANKER=off)") from exc
+        raise ModelError(f"{what} is not installed: {path} is missing (reinstall, or {off})") from exc
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read {path}: {exc}") from exc
 
@@ -121,6 +184,10 @@ class Policy:
 
     # -- the reranker's calibrated layer and bars (calibration.json); None with RAG_RERANKER=off --
     calibration: Calibration | None = None
+    # -- the learned judge (judge.json); None with RAG_JUDGE=rules or the reranker off (it weighs relevance) --
+    judge_model: JudgeModel | None = None
+    # Papers an extractive answer quotes; a list's further members are listed by title and id.
+    quoted_papers: int = 5
 
     # The user chose the papers (a chat follow-up about them, "compare them"): whether they match the question
     # well enough is not the issue, so no evidence bar or rule applies.
@@ -136,13 +203,20 @@ class Policy:
         return self.calibration is not None
 
     @classmethod
-    def from_settings(cls, settings: Settings, calibration: Calibration | None = None) -> Policy:
-        """The policy `settings` ask for; the reranker's calibration is read from its folder (or given)."""
+    def from_settings(
+        cls, settings: Settings, calibration: Calibration | None = None, judge_model: JudgeModel | None = None
+    ) -> Policy:
+        """The policy `settings` ask for; the reranker's calibration and the judge are read from their folders
+        (or given)."""
         if settings.reranker and calibration is None:
             calibration = load_calibration(Path(settings.reranker_model) if settings.reranker_model else RERANKER_DIR)
+        learned = settings.reranker and settings.judge == "learned"
+        if learned and judge_model is None:
+            judge_model = load_judge_model(features=EVIDENCE)
         return cls(
             min_score=settings.min_score,
             evidence_ratio=settings.evidence_ratio,
             detail_ratio=settings.detail_ratio,
             calibration=calibration if settings.reranker else None,
+            judge_model=judge_model if learned else None,
         )

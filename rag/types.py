@@ -63,6 +63,8 @@ class Retrieval:
     query: Query  # as applied: a venue the store does not use is dropped, misspelled words corrected
     sources: list[Source]
     elapsed_ms: float = 0.0
+    # Every reranked candidate, best first (`sources` is its top k): what the learned judge weighs.
+    candidates: list[Source] = field(default_factory=list)
 
     @property
     def filters(self) -> dict:
@@ -79,6 +81,7 @@ Reason = Literal[
     "count",  # a count question no relevant paper gives a number for
     "relevance",  # the best paper's calibrated relevance is below the bar
     "score",  # the best paper's cosine is below the bar (the reranker off)
+    "judged",  # the learned judge: no candidate is likely enough to answer (its weakest evidence says why)
 ]
 
 
@@ -95,6 +98,11 @@ class Verdict:
     counting: frozenset[str] | None = None
     # "what is X?" answered because a retrieved paper writes X, whatever its relevance.
     defined: bool = False
+    # The learned judge: the ids of the papers that answer, most likely first (None from the rules judge).
+    members: tuple[str, ...] | None = None
+    # The learned judge: the closest paper's probability of answering, and its weakest evidence (EVIDENCE's name).
+    likelihood: float | None = None
+    weakest: str | None = None
 
 
 @dataclass

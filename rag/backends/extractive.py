@@ -34,6 +34,9 @@ class ExtractiveBackend:
             return Generation(text="", abstained=True)
         lines, quoted = [], {}
         for index, (source, ranked) in enumerate(kept):
+            if verdict.members is not None and index >= self.selector.policy.quoted_papers:
+                lines.append(f"- {source.label} [{source.id}]")  # a list's further members: title and id
+                continue
             quote = self.selector.quote(source, ranked, wants_list, first=index == 0)
             lines.append(f"- {quote.text} [{source.id}]")
             quoted[source.id] = list(quote.sentences)

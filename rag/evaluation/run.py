@@ -137,8 +137,9 @@ def run_eval(
                 answer = event.answer
         assert answer is not None
         retrieved = [s.id for s in found]
-        sources = found[:k]  # what the answer read
-        abstracts = {s.id: s.abstract for s in sources}
+        sources = found[:k]
+        # What the answer read: the top k, and any paper the judge cited beyond them.
+        abstracts = {s.id: s.abstract for s in [*sources, *answer.sources]}
         metrics = score_question(
             q,
             retrieved,

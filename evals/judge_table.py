@@ -1,0 +1,76 @@
+"""The issue-28 table: every question set through `rag eval` with each judge, side by side in one run.
+
+    python evals/judge_table.py --store SEED_STORE [--sets dev,test,heldout,dev2,dev3] [--judges rules,learned]
+
+Each cell is the real pipeline's answer scored by `rag eval` (extractive, hybrid, k=5, the reranker on), with
+`RAG_JUDGE` set per column. Prints one markdown table per set. The sealed set is read only when named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SETS = {
+    "dev": ["evals/questions.jsonl", "--split", "dev"],
+    "test": ["evals/questions.jsonl", "--split", "test"],
+    "heldout": ["evals/heldout.jsonl"],
+    "dev2": ["evals/dev2.jsonl"],
+    "dev3": ["evals/dev3.jsonl"],
+    "sealed": ["evals/sealed.jsonl"],
+}
+METRICS = (
+    "recall@5",
+    "citation_precision",
+    "citation_recall",
+    "topic:citation_recall",
+    "abstention_accuracy",
+    "false_abstain_rate",
+)
+
+
+def measure(store: str, judge: str, name: str) -> dict:
+    env = {**os.environ, "RAG_JUDGE": judge}
+    out = subprocess.run(
+        [sys.executable, "-m", "rag", "eval", "--store", store, "--json", *SETS[name]],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out)["runs"][0]
+
+
+def cell(result: dict, metric: str) -> str:
+    kind, _, name = metric.rpartition(":")
+    block = result["by_type"].get(kind, {}) if kind else result["overall"]
+    value = block.get(name)
+    return "" if value is None else f"{value:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--sets", default="dev,test,heldout,dev2,dev3")
+    parser.add_argument("--judges", default="rules,learned")
+    args = parser.parse_args()
+    judges = args.judges.split(",")
+    for name in args.sets.split(","):
+        results = {j: measure(args.store, j, name) for j in judges}
+        n = results[judges[0]]["overall"]["n"]
+        print(f"\n{name} ({n} questions)\n")
+        print("| metric | " + " | ".join(judges) + " |")
+        print("|---|" + "---|" * len(judges))
+        for metric in METRICS:
+            print(f"| {metric} | " + " | ".join(cell(results[j], metric) for j in judges) + " |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
