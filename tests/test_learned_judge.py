@@ -41,7 +41,9 @@ def candidates(*papers: Source, query=None) -> list[Source]:
         index = LexicalIndex.build(
             [p.id for p in papers], [p.text for p in papers], [{"paper_id": p.id} for p in papers], "t"
         )
-        for source, shares in zip(papers, facet_shares(query.search, [p.text for p in papers], index, 1 / 3)):
+        for source, shares in zip(
+            papers, facet_shares(query.search, [p.text for p in papers], index, 1 / 3), strict=True
+        ):
             source.facet_shares = shares
     return list(papers)
 
@@ -110,3 +112,32 @@ def test_with_the_rules_the_verdict_has_no_members_and_the_rules_decide():
     verdict = judge(query, [paper("u", 0.93, UNLEARNING)], RULES)
     assert verdict.answers and verdict.members is None and verdict.reason == "evidence"
     assert not judge(query, [paper("u", 0.01, UNLEARNING)], replace(RULES)).answers
+
+
+def test_an_extractive_list_quotes_the_first_members_and_lists_the_rest_by_title_and_id():
+    from rag.backends.extractive import ExtractiveBackend
+    from rag.embedding import get_embedder
+    from rag.llm import drain
+    from rag.types import Verdict
+
+    query = parse("which papers study machine unlearning?")
+    papers = [paper(f"u{i}", 0.9, UNLEARNING.replace("two", f"{i + 3}")) for i in range(7)]
+    verdict = Verdict(True, "evidence", members=tuple(p.id for p in papers), likelihood=0.9)
+    backend = ExtractiveBackend(get_embedder(Settings()), LEARNED)
+    text = drain(backend.generate(query, papers, verdict, stream=False)).text
+    lines = text.splitlines()
+    assert lines[0] == "7 papers match:" and len(lines) == 8
+    quoted, listed = lines[1 : 1 + LEARNED.quoted_papers], lines[1 + LEARNED.quoted_papers :]
+    assert all("unlearning" in line.lower() for line in quoted)
+    assert listed == [f"- {p.label} [{p.id}]" for p in papers[LEARNED.quoted_papers :]]
+
+
+def test_the_term_statistics_are_the_file_their_card_names():
+    import hashlib
+    import re
+
+    from rag.terms import TERMS_PATH
+
+    card = (TERMS_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+    (digest,) = re.findall(r"`terms.json.gz` ([0-9a-f]{64})", card)
+    assert hashlib.sha256(TERMS_PATH.read_bytes()).hexdigest() == digest
