@@ -38,29 +38,30 @@ def dev_questions():
 
 
 def candidates(pipeline, questions, cache: Path | None = None):
-    """Per question: (question, candidate ids, evidence rows); kept in `cache` (a pickle) when given, keyed by
-    the questions, so refitting with other options does not retrieve again."""
+    """Per question: (question, candidate ids, evidence rows); kept in `cache` (a folder) when given, one pickle
+    per store and evidence list keyed by question, so refitting with other options or reworded questions
+    retrieves only the questions not seen before."""
     import hashlib
     import pickle
 
-    from rag.judge import evidence_rows
+    from rag.judge import EVIDENCE, evidence_rows
     from rag.query import parse
 
-    key = hashlib.sha256(repr([(q.qid, q.question, q.gold_ids) for q in questions]).encode()).hexdigest()[:16]
-    path = cache / f"{key}.pkl" if cache else None
-    if path is not None and path.exists():
-        return pickle.loads(path.read_bytes())
-
+    name = hashlib.sha256(repr((str(pipeline.settings.store), EVIDENCE)).encode()).hexdigest()[:16]
+    path = cache / f"{name}.pkl" if cache else None
+    seen = pickle.loads(path.read_bytes()) if path is not None and path.exists() else {}
     policy = pipeline.policy
     wanted = policy.calibration.candidates
     found = []
     for q in questions:
-        got = pipeline.retrieve(parse(q.question), k=wanted, policy=policy)
-        rows = evidence_rows(got.query, got.candidates, policy)
-        found.append((q, [s.id for s in got.candidates], rows))
+        key = (q.qid, q.question, q.gold_ids)
+        if key not in seen:
+            got = pipeline.retrieve(parse(q.question), k=wanted, policy=policy)
+            seen[key] = ([s.id for s in got.candidates], evidence_rows(got.query, got.candidates, policy))
+        found.append((q, *seen[key]))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pickle.dumps(found))
+        path.write_bytes(pickle.dumps(seen))
     return found
 
 
@@ -108,6 +109,13 @@ def main(argv: list[str] | None = None) -> None:
         metavar="QUESTIONS:STORE",
         help="more training questions over their own store (train.judge_data's); the bars stay chosen on dev",
     )
+    parser.add_argument(
+        "--rewrites",
+        type=Path,
+        help="reworded questions (train.request_phrasings'): each replaces the --extra question of its qid "
+        "(3-fold CV on dev: utility 0.755 and 0.724 on two fold draws, against 0.753 and 0.714 for the templates "
+        "alone and 0.742 and 0.702 with both wordings kept)",
+    )
     args = parser.parse_args(argv)
 
     import numpy as np
@@ -125,14 +133,12 @@ def main(argv: list[str] | None = None) -> None:
     pipeline = Pipeline(Store(settings), embedder, settings)
     cases = [c for c in candidates(pipeline, dev_questions(), args.cache) if c[2]]
     training = list(cases) if args.weights_from == "all" else []
+    reworded = {q.qid: q for q in load_questions([args.rewrites])} if args.rewrites else {}
     for extra in args.extra:
         questions, _, store = extra.rpartition(":")
         other = replace(settings, store=Path(store))
-        training += [
-            c
-            for c in candidates(Pipeline(Store(other), embedder, other), load_questions([Path(questions)]), args.cache)
-            if c[2]
-        ]
+        asked = [reworded.get(q.qid, q) for q in load_questions([Path(questions)])]
+        training += [c for c in candidates(Pipeline(Store(other), embedder, other), asked, args.cache) if c[2]]
     x = np.array([row for _, _, rows in training for row in rows])
     y = np.array([int(i in q.gold_ids) for q, ids, _ in training for i in ids])
     dev_rows = sum(len(rows) for _, _, rows in cases) if args.weights_from == "all" else 0
@@ -157,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
         "answer_bar": answer_bar,
         "member_bar": member_bar,
         "fitted_on": (list(DEV_SETS) if args.weights_from == "all" else [])
-        + [Path(e.rpartition(":")[0]).name for e in args.extra],
+        + [Path(e.rpartition(":")[0]).name for e in args.extra]
+        + ([args.rewrites.name] if args.rewrites else []),
         "bars_chosen_on": list(DEV_SETS),
         "questions": len(training),
         "candidates": len(y),
@@ -165,7 +172,8 @@ def main(argv: list[str] | None = None) -> None:
         "dev_utility": round(score, 4),
         "command": "python -m train.fit_judge --store SEED_STORE "
         + f"--c {args.c:g} --weights-from {args.weights_from} --dev-weight {args.dev_weight:g}"
-        + "".join(" --extra QUESTIONS:STORE" for _ in args.extra),
+        + "".join(" --extra QUESTIONS:STORE" for _ in args.extra)
+        + (f" --rewrites {args.rewrites.name}" if args.rewrites else ""),
     }
     (args.out / "judge.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in data.items() if k not in ("center",)}, indent=1))

@@ -15,7 +15,8 @@ The kinds, answerable and not, so the judge learns what an unanswerable question
   unanswerable; beside it the same question with a benchmark the paper does write (`fact`, gold that paper);
 - `combination`: "A for B" from two papers' keywords that no sample paper writes together: unanswerable;
 - `absent`: a keyword of a corpus paper outside the sample that no sample paper writes: unanswerable.
-Lead-ins vary ("any papers on …", "quick one: …"); they are this script's own, a known limit (docs/EVALUATION.md).
+Lead-ins vary ("any papers on …", "quick one: …"); they are this script's own, so train.request_phrasings has the
+local Qwen model rewrite a sample as researchers type (each question's `keep` lists the phrases it must keep).
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ def main(argv: list[str] | None = None) -> None:
 
     questions: list[dict] = []
 
-    def add(kind: str, question: str, gold: list[str]) -> None:
-        questions.append({"qid": f"j-{len(questions):05d}", "type": kind, "question": question, "gold_ids": gold})
+    def add(kind: str, question: str, gold: list[str], keep: list[str]) -> None:
+        # `keep`: the phrases that make the question what it is (train.request_phrasings keeps them verbatim)
+        row = {"qid": f"j-{len(questions):05d}", "type": kind, "question": question, "gold_ids": gold, "keep": keep}
+        questions.append(row)
 
     keyword_papers: Counter = Counter()
     for r in sample:
@@ -96,17 +99,21 @@ def main(argv: list[str] | None = None) -> None:
             )
             if 2 <= len(gold) <= 15 and normalize(k) not in done_topics:
                 done_topics.add(normalize(k))
-                add("topic", rng.choice(LISTS).format(t=k.lower()), gold)
+                add("topic", rng.choice(LISTS).format(t=k.lower()), gold, [k.lower()])
         described = description(r, title_counts)
         if described and rng.random() < 0.25:
-            add("paraphrase", _lead(rng, described[0]), [r.id])
+            add("paraphrase", _lead(rng, described[0]), [r.id], [])
         name = coined_name(r.title, title_counts)
         if name:
             held = [b for b in set(BENCH.findall(r.abstract)) if b in benches and b != name]
             lacking = [b for b in common if b not in r.abstract and b != name]
             if held and lacking:
-                add("fact", rng.choice(DETAILS).format(n=name, b=rng.choice(sorted(held))), [r.id])
-                add("near_miss", rng.choice(DETAILS).format(n=name, b=rng.choice(lacking)), [])
+                form = rng.choice(DETAILS)  # (the draws in this order keep the questions of earlier fits)
+                bench = rng.choice(sorted(held))
+                add("fact", form.format(n=name, b=bench), [r.id], [name, bench])
+                form = rng.choice(DETAILS)
+                other = rng.choice(lacking)
+                add("near_miss", form.format(n=name, b=other), [], [name, other])
     for _ in range(len(sample) // 6):
         a, b = rng.sample(sample, 2)
         if not a.keywords or not b.keywords:
@@ -115,12 +122,12 @@ def main(argv: list[str] | None = None) -> None:
         if set(writing(ka)) & set(writing(kb)) or normalize(ka) == normalize(kb):
             continue
         form = rng.choice(("which papers study {a} for {b}?", "{a} applied to {b}", "work combining {a} and {b}"))
-        add("combination", form.format(a=ka, b=kb), [])
+        add("combination", form.format(a=ka, b=kb), [], [ka, kb])
     for r in outside[: len(sample) // 6]:
         if r.keywords:
             k = rng.choice(r.keywords).lower()
             if len(normalize(k)) >= 4 and not writing(k):
-                add("absent", rng.choice(LISTS).format(t=k), [])
+                add("absent", rng.choice(LISTS).format(t=k), [], [k])
 
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "sample.jsonl").open("w", encoding="utf-8") as f:
