@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .chunking import Chunk, chunk_paper, paper_hash
 from .errors import StoreError
-from .store import REBUILT, Store, explain, set_metadata
+from .store import REBUILT, Store, ensure_search_beam, explain, set_metadata
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -92,7 +92,9 @@ class Writer:
         if isinstance(papers, list) and total is None:
             total = len(papers)
         store, embedder, on_progress, report = self.store, self.embedder, self.on_progress, self.report
-        store.collection(embedder)  # an existing store must have been built with this embedder
+        existing = store.collection(embedder)  # an existing store must have been built with this embedder
+        if existing is not None:
+            ensure_search_beam(existing)  # a store made before EF_SEARCH searches as exactly as a new one
         settings = store.settings
         stored = store.stored_papers()
         window: Window = []

@@ -14,6 +14,8 @@ from rag.errors import NotFoundError, StoreError
 from rag.ingest import write
 from rag.store import Store
 
+from .conftest import REPO
+
 LONG = " ".join(f"Finding {i} concerns sparse attention kernels on long sequences." for i in range(40))
 
 
@@ -151,3 +153,47 @@ def test_the_content_hash_is_part_of_the_store_format():
         keywords=("unlearning",),
     )
     assert paper_hash(paper, 128, 24, "all-MiniLM-L6-v2-onnx-int8") == "df1210789abfbb63a4abf68a8feaa0d1"
+
+
+def test_the_nearest_chunks_are_the_true_nearest_as_deep_as_fusion_reads(seed_store):
+    """Hybrid fusion reads 80 dense chunks (20 candidates × 4) and scores a BM25-only paper by the last one's
+    cosine, so a chunk the approximate index skips there changes rankings: every eval question's 80 nearest
+    chunks must be the exact cosine top 80."""
+    import json
+
+    import numpy as np
+
+    from rag.policy import Policy
+
+    store, embedder = seed_store
+    policy = Policy.from_settings(store.settings)
+    depth = policy.calibration.candidates * policy.chunks_per_paper
+    rows = store.collection().get(include=["embeddings"])
+    ids, vectors = rows["ids"], np.asarray(rows["embeddings"], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    questions = [
+        json.loads(line)["question"]
+        for name in ("questions.jsonl", "dev2.jsonl", "dev3.jsonl", "heldout.jsonl")
+        for line in (REPO / "evals" / name).read_text().splitlines()
+    ]
+    for question in questions:
+        vector = embedder.embed([question])[0]
+        exact = {ids[i] for i in np.argsort(-(vectors @ (vector / np.linalg.norm(vector))))[:depth]}
+        assert {hit.chunk_id for hit in store.query(vector, n=depth, details=False)} == exact, question
+
+
+def test_an_ingest_raises_an_older_collections_search_beam(settings):
+    """A collection made with Chroma's default beam (a store from an earlier version, or another tool's) searches
+    as exactly as a new one on its next ingest, even one that changes nothing."""
+    import chromadb
+
+    from rag.store import EF_SEARCH
+
+    client = chromadb.PersistentClient(str(settings.store))
+    client.create_collection(settings.collection, embedding_function=None, metadata={"hnsw:space": "cosine"})
+    assert client.get_collection(settings.collection).configuration_json["hnsw"]["ef_search"] < EF_SEARCH
+    write(Store(settings), papers(), get_embedder(settings))
+    client.get_collection(settings.collection).modify(configuration={"hnsw": {"ef_search": 100}})
+    assert write(Store(settings), papers(), get_embedder(settings)).unchanged == len(papers())
+    reopened = chromadb.PersistentClient(str(settings.store)).get_collection(settings.collection)
+    assert reopened.configuration_json["hnsw"]["ef_search"] == EF_SEARCH
