@@ -148,7 +148,8 @@ class Store:
                         name,
                         embedding_function=None,
                         metadata=self._manifest(embedder),
-                        configuration={"hnsw": {"ef_search": EF_SEARCH}},
+                        # `space` again here: given a configuration, Chroma ignores `hnsw:space` and takes l2
+                        configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
                     )
                 else:
                     self._collection = self._readable(name)
