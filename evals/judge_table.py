@@ -22,6 +22,7 @@ SETS = {
     "heldout": ["evals/heldout.jsonl"],
     "dev2": ["evals/dev2.jsonl"],
     "dev3": ["evals/dev3.jsonl"],
+    "dev4": ["evals/dev4.jsonl"],
     "sealed": ["evals/sealed.jsonl"],
 }
 METRICS = (

@@ -25,12 +25,12 @@ DEV_SETS = ("questions.jsonl:dev", "dev2.jsonl", "dev3.jsonl")
 GRID = [round(0.025 * i, 3) for i in range(2, 39)]
 
 
-def dev_questions():
+def dev_questions(dev_sets: tuple[str, ...] = DEV_SETS):
     from rag.evaluation.questions import load_questions, load_split, select_split
 
     split = load_split(REPO / "evals" / "split.json")
     questions = []
-    for name in DEV_SETS:
+    for name in dev_sets:
         file, _, part = name.partition(":")
         loaded = load_questions([REPO / "evals" / file])
         questions += select_split(loaded, part, split) if part else loaded
@@ -116,7 +116,15 @@ def main(argv: list[str] | None = None) -> None:
         "(3-fold CV on dev: utility 0.755 and 0.724 on two fold draws, against 0.753 and 0.714 for the templates "
         "alone and 0.742 and 0.702 with both wordings kept)",
     )
+    parser.add_argument(
+        "--dev-extra",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a further dev set under evals/ (e.g. dev4.jsonl): fitted on and choosing the bars like DEV_SETS",
+    )
     args = parser.parse_args(argv)
+    dev_sets = (*DEV_SETS, *args.dev_extra)
 
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -131,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = replace(Settings.from_env(), store=args.store, judge="rules")
     embedder = get_embedder(settings)
     pipeline = Pipeline(Store(settings), embedder, settings)
-    cases = [c for c in candidates(pipeline, dev_questions(), args.cache) if c[2]]
+    cases = [c for c in candidates(pipeline, dev_questions(dev_sets), args.cache) if c[2]]
     training = list(cases) if args.weights_from == "all" else []
     reworded = {q.qid: q for q in load_questions([args.rewrites])} if args.rewrites else {}
     for extra in args.extra:
@@ -162,10 +170,10 @@ def main(argv: list[str] | None = None) -> None:
         "center": [round(float(c), 6) for c in mean],
         "answer_bar": answer_bar,
         "member_bar": member_bar,
-        "fitted_on": (list(DEV_SETS) if args.weights_from == "all" else [])
+        "fitted_on": (list(dev_sets) if args.weights_from == "all" else [])
         + [Path(e.rpartition(":")[0]).name for e in args.extra]
         + ([args.rewrites.name] if args.rewrites else []),
-        "bars_chosen_on": list(DEV_SETS),
+        "bars_chosen_on": list(dev_sets),
         "questions": len(training),
         "candidates": len(y),
         "positives": int(y.sum()),
@@ -173,7 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python -m train.fit_judge --store SEED_STORE "
         + f"--c {args.c:g} --weights-from {args.weights_from} --dev-weight {args.dev_weight:g}"
         + "".join(" --extra QUESTIONS:STORE" for _ in args.extra)
-        + (f" --rewrites {args.rewrites.name}" if args.rewrites else ""),
+        + (f" --rewrites {args.rewrites.name}" if args.rewrites else "")
+        + "".join(f" --dev-extra {name}" for name in args.dev_extra),
     }
     (args.out / "judge.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in data.items() if k not in ("center",)}, indent=1))
