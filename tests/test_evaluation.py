@@ -233,6 +233,23 @@ def test_third_dev_set_is_well_formed_and_shares_nothing_with_the_reported_sets(
     assert not {q.question.lower() for q in questions} & {q.question.lower() for q in reported}
 
 
+def test_fourth_dev_set_is_mostly_unanswerable_near_misses_and_shares_nothing_with_the_reported_sets(seed_papers):
+    """evals/dev4.jsonl (calibration only, by a helper shown no code or eval file): the same schema, most of it
+    unanswerable, each unanswerable question with a rationale naming what the nearest paper lacks."""
+    from pathlib import Path
+
+    evals = Path(__file__).resolve().parent.parent / "evals"
+    questions = load_questions([evals / "dev4.jsonl"])
+    reported = load_questions([evals / f for f in ("questions.jsonl", "heldout.jsonl", "sealed.jsonl")])
+    ids = {p.id for p in seed_papers}
+    assert len(questions) == 110 and all(q.qid.startswith("d4-") for q in questions)
+    assert len({q.qid for q in questions}) == len(questions)
+    assert sum(q.type == "unanswerable" for q in questions) == 60
+    assert all(set(q.gold_ids) <= ids for q in questions)
+    assert all(bool(q.gold_ids) == (q.type != "unanswerable") and q.rationale for q in questions)
+    assert not {q.question.lower() for q in questions} & {q.question.lower() for q in reported}
+
+
 def test_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers):
     """evals/sealed.jsonl (read once, after every choice): gold ids the seeds' numbering gives (01 first, so
     no "-00"), the six types, nothing shared with the other sets. Structure only: no answer is scored here."""
