@@ -99,8 +99,8 @@ OVERFETCH = 8
 # HNSW's search beam. Chroma's default (100) made the dense list approximate at the depth fusion reads (80
 # chunks): over fresh seed stores 27 of 290 eval questions lost a true top-80 chunk there, which moved a
 # BM25-only paper's fused score with the index's build order (a different ranking after a server restart).
-# At 400 none did in five fresh builds; +0.5 ms per query at 4.4k chunks. Stores made before get it on their next
-# ingest (`ensure_search_beam`).
+# At 400 none did in five fresh builds; 1.4 → 2.1 ms per query at 4.4k chunks (evals/ef_search.py). Stores
+# made before get it on their next ingest (`ensure_search_beam`).
 EF_SEARCH = 400
 REBUILT = "rebuild_complete"  # metadata of a rebuild's new collection once every paper is in it
 
