@@ -123,11 +123,17 @@ YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
 SHORT_YEAR = r"['’](\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
-# Phrases that restrict by year: "in 2026", "from 2025", "2025 papers". A year glued to a name ("GPT-2025",
-# "Model2025") or a number ("2025.5") is not a filter. query.parse_filters, when VENUE_YEAR finds nothing.
+# Phrases that restrict by year: "in 2026", "from 2025", "2025 papers", "only 2025", "2025 only", and a year
+# that opens or closes the question ("2026 clustering papers", "unlearning, 2025?"). A year glued to a name
+# ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter, nor one that follows a name written with
+# inner capitals or digits ("ImageNet 2012", "WMT 2014": query.parse_filters checks). query.parse_filters, when
+# VENUE_YEAR finds nothing.
 YEAR_PHRASE = re.compile(
-    rf"(?<![\w\-.])(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+(?:the\s+)?"
-    rf"(?:year\s+)?{YEAR}|(?<![\w\-.]){YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)",
+    rf"(?<![\w\-.])(?:only\s+)?(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+"
+    rf"(?:the\s+)?(?:year\s+)?{YEAR}(?:\s+only\b)?"
+    rf"|(?<![\w\-.])(?:only\s+)?{YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)"
+    rf"|(?<![\w\-.])only\s+(?:the\s+)?(?:year\s+)?{YEAR}|(?<![\w\-.]){YEAR}\s+only\b"
+    rf"|^\s*{YEAR}(?=\s)|(?<![\w\-.]){YEAR}(?=\W*$)",
     re.I,
 )
 # A venue given alone ("iclr 2025", "ICLR'25"), as query.normalize_venue writes it the stores' way.

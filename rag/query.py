@@ -142,11 +142,23 @@ def parse_filters(question: str) -> QueryFilters:
         venue = f"{VENUES[match.group(1).lower()]} {year}"
         text = text[: match.start()] + text[match.end() :]
     else:
-        match = YEAR_PHRASE.search(text)
+        match = next((m for m in YEAR_PHRASE.finditer(text) if not _follows_a_name(text, m)), None)
         if match:
-            year = int(match.group(1) or match.group(2))
+            year = int(next(group for group in match.groups() if group))
             text = text[: match.start()] + text[match.end() :]
     return QueryFilters(" ".join(text.split()), year, venue)
+
+
+_NAME_BEFORE = re.compile(r"([\w\-]+)\s*$")
+
+
+def _follows_a_name(text: str, match: re.Match[str]) -> bool:
+    """A bare year after a name with inner capitals or digits is part of it: "ImageNet 2012", "WMT 2014"."""
+    if not match.group().strip().isdigit():
+        return False  # "in 2014", "2014 only": a phrase, whatever precedes it
+    before = _NAME_BEFORE.search(text[: match.start()])
+    word = before.group(1) if before else ""
+    return any(ch.isdigit() for ch in word) or any(ch.isupper() for ch in word[1:])
 
 
 # -- list or one -------------------------------------------------------------------------------------------

@@ -25,7 +25,14 @@ from rag.wire import query_json
         ("what does ICLR'26x report?", "what does ICLR'26x report", None, None, False),  # not a year
         ("graph transformers from 2025?", "graph transformers", 2025, None, False),
         ("2025 papers on reinforcement learning", "reinforcement learning", 2025, None, True),
-        # A year inside a name or a number is not a filter.
+        # "only" with a year, and a year opening or closing the question, restrict too; the words go with it.
+        ("which papers study unlearning? only 2025", "unlearning", 2025, None, True),
+        ("contrastive learning theory, 2026 only", "contrastive learning theory", 2026, None, False),
+        ("2026 multi view clustering papers", "multi view clustering", 2026, None, True),
+        ("clustering papers, 2025?", "clustering", 2025, None, True),
+        # A year inside a name or a number is not a filter, nor one after a name ("WMT 2014").
+        ("which papers report BLEU on WMT 2014?", "report BLEU on WMT 2014", None, None, True),
+        ("results on ImageNet 2012", "results on ImageNet 2012", None, None, False),
         ("what does GPT-2025 report?", "what does GPT-2025 report", None, None, False),
         ("results of Model2025 on ImageNet", "results of Model2025 on ImageNet", None, None, False),
         ("accuracy of 2025.5 points", "accuracy of 2025.5 points", None, None, False),
