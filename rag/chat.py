@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {
     "/help": "this list",
     "/sources": "the last answer's sources, with scores",
     "/show ID": "a paper's full abstract (an id, or a number from the last list)",
-    "/k N": "papers retrieved per question (1-100)",
+    "/k N": "papers quoted per question (1-100)",
     "/year Y|off": "only papers from year Y for new questions, or any year",
     "/backend NAME": "extractive | openai | local",
     "/json": "toggle JSON output",
@@ -205,7 +205,7 @@ class Chat:
                 self.hint("/k takes a number of papers from 1 to 100, e.g. /k 8")
             else:
                 state.k = int(arg)
-                self.note(f"k = {state.k}: up to {state.k} papers per question")
+                self.note(f"k = {state.k}: {state.k} papers quoted per question (a list names further members by title)")
         elif name == "/year":
             if arg.lower() in ("off", "any", "none", "all"):
                 state.year = None

@@ -98,7 +98,9 @@ class Settings(BaseSettings):
     collection: str = _setting("papers", "Chroma collection name")
 
     # Retrieval and answering.
-    k: Annotated[int, Range(K_MIN, K_MAX)] = _setting(5, "papers retrieved per question (1–100)", flag="-k")
+    k: Annotated[int, Range(K_MIN, K_MAX)] = _setting(
+        5, "papers quoted per question (1–100; a list names its further members by title)", flag="-k"
+    )
     retriever: str = _setting(
         "hybrid",
         "`hybrid` (dense + BM25, scores fused when the question's terms occur), `hybrid-rrf` (the same by "
@@ -284,7 +286,7 @@ class Settings(BaseSettings):
 
     @classmethod
     def describe(cls, name: str) -> str:
-        """One line for a CLI option's help: `papers retrieved per question (1–100) [env: RAG_K; default: 5]`."""
+        """One line for a CLI option's help: `Chroma collection name [env: RAG_COLLECTION; default: papers]`."""
         default = cls.shown_default(name).replace("`", "")
         return f"{cls.model_fields[name].description} [env: {' or '.join(cls.env_names(name))}; default: {default}]"
 

@@ -8,7 +8,7 @@ backend quotes the winners; the local backend hands them to its model. Determini
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .lexical import contains_phrase
@@ -113,6 +113,13 @@ class Selector:
         if verdict.members is not None:
             # The learned judge named the answering papers, one by one: no rule here overrules it.
             return self._members(query, sources, verdict.members)
+        if verdict.beyond:
+            # A list's members ranked below k passed the judge's test; they are listed, not quoted.
+            further = [s for s in sources if s.id in verdict.beyond]
+            kept, _ = self.select(
+                query, [s for s in sources if s.id not in verdict.beyond], replace(verdict, beyond=())
+            )
+            return [*kept, *((s, []) for s in further)], True
         if sources[0].relevance is not None:
             # Reranked: the best paper, then every paper the calibrated relevance says answers.
             assert policy.calibration is not None

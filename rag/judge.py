@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from .facets import facets_held, gives_count, holds_topic, missing_text
 from .lexical import term_coverages
@@ -29,7 +30,7 @@ from .terms import term_evidence, term_stats, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
 
-__all__ = ["EVIDENCE", "Judge", "by_closeness", "evidence_rows", "judge", "refusal"]
+__all__ = ["EVIDENCE", "Judge", "by_closeness", "evidence_rows", "judge", "list_beyond", "refusal"]
 
 Judge = Callable[[Query, Sequence[Source], Policy], Verdict]
 
@@ -76,6 +77,27 @@ def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
     if reranked:
         return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
     return Verdict(False, "score", max(sources, key=lambda s: s.score))
+
+
+def list_beyond(query: Query, verdict: Verdict, more: Sequence[Source], policy: Policy) -> Verdict:
+    """A list answered from the top k, with the candidates ranked below them that pass the list's own test: the
+    calibrated relevance at the cite bar, and every facet of the topic held. "Which papers study X?" names every
+    such paper the reranker read, not the first k of them."""
+    if not (query.wants_list and more and verdict.members is None and verdict.counting is None):
+        return verdict
+    if policy.calibration is None or more[0].relevance is None:
+        return verdict  # without the reranker no calibrated test says a paper below k belongs
+    bar = policy.calibration.cite_bar
+    facets_needed = verdict.holding is not None
+    beyond = tuple(
+        s.id
+        for s in more
+        if (s.relevance or 0.0) >= bar and (not facets_needed or holds_topic(s.facet_shares, policy.facet_bar))
+    )
+    if not beyond:
+        return verdict
+    holding = verdict.holding | frozenset(beyond) if verdict.holding is not None else None
+    return replace(verdict, beyond=beyond, holding=holding, more_may_match=beyond[-1] == more[-1].id)
 
 
 def learned_verdict(query: Query, sources: Sequence[Source], policy: Policy, defined: bool) -> Verdict:

@@ -14,7 +14,7 @@ evidence selection read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .embedding import get_query_embedder
 from .errors import LLMError, RagError
 from .facets import facet_shares
-from .judge import NO_ANSWER, Judge, by_closeness, judge, refusal
+from .judge import NO_ANSWER, Judge, by_closeness, judge, list_beyond, refusal
 from .lexical import LexicalIndex, get_index, term_coverage
 from .llm import drain
 from .policy import Policy
@@ -93,8 +93,10 @@ class Pipeline:
             if calibration and sources:
                 assert self.reranker is not None
                 sources = self.reranker.rerank(query, sources, calibration)
-            # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k.
-            candidates = sources if policy.judge_model is not None else sources[:k]
+            # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
+            # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
+            whole = policy.judge_model is not None or query.wants_list
+            candidates = sources if whole else sources[:k]
             self.add_lexical_evidence(query, candidates, index, mode, policy)
         return Retrieval(query, sources[:k], (time.perf_counter() - started) * 1000, candidates)
 
@@ -146,14 +148,17 @@ class Pipeline:
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
-        # The learned judge weighs every candidate (a list's members may rank below k); the rules, the top k.
-        judged = found.candidates if policy.judge_model is not None else found.sources[:k]
+        # The learned judge weighs every candidate (a list's members may rank below k); the rules, the top k,
+        # and a list's further members among the rest.
+        learned = policy.judge_model is not None
+        judged = found.candidates if learned else found.sources[:k]
         yield from respond(
             found.query,
             judged,
             chosen,
             policy,
             shown=k,
+            more=[] if learned else found.candidates[k:],
             judge=self.judge,
             fallback=spare,
             stream=stream,
@@ -178,16 +183,20 @@ def respond(
     retrieve_ms: float = 0.0,
     started: float | None = None,
     shown: int | None = None,
+    more: Sequence[Source] = (),
 ) -> Iterator[Event]:
     """Judge `sources`, then refuse or generate, checking citations: "text" pieces, any "warning", the "answer".
 
     `shown`: the answer shows the first `shown` sources and any member of the verdict beyond them (all when None);
-    the backend reads those, and cites only them. An `LLMError` from `backend` is answered by `fallback` with a
+    the backend reads those, and cites only them. `more`: candidates ranked below `sources`, read for a list's
+    further members (rag.judge.list_beyond). An `LLMError` from `backend` is answered by `fallback` with a
     warning; without a fallback it propagates.
     """
     started = time.perf_counter() if started is None else started
     timings = {"retrieve": retrieve_ms, "generate": 0.0}
     verdict = judge(query, sources, policy)
+    if verdict.answers and more:
+        verdict = list_beyond(query, verdict, more, policy)
     top = sources if shown is None else sources[:shown]
     if not verdict.answers:
         text = refusal(verdict, query, policy)
@@ -205,6 +214,9 @@ def respond(
         by_id = {s.id: s for s in sources}
         beyond = [by_id[i] for i in verdict.members if by_id[i] not in top]
         sources = [*top, *beyond]
+    elif verdict.beyond:
+        by_id = {s.id: s for s in more}
+        sources = [*top, *(by_id[i] for i in verdict.beyond)]
     else:
         sources = list(top)
 

@@ -103,6 +103,11 @@ class Verdict:
     # The learned judge: the closest paper's probability of answering, and its weakest evidence (EVIDENCE's name).
     likelihood: float | None = None
     weakest: str | None = None
+    # The rules judge, a list question: the candidates ranked below the k shown that pass the same membership
+    # test (rag.judge.list_beyond); the answer lists them by title and id after the quoted ones.
+    beyond: tuple[str, ...] = ()
+    # The last candidate read was a member too: the store may hold more (a larger k reads more candidates).
+    more_may_match: bool = False
 
 
 @dataclass

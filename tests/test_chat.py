@@ -389,7 +389,9 @@ def test_ctrl_c_stops_a_streaming_answer_and_the_session_goes_on(chat_env, llm, 
     reply = term.text[start:end]
     assert "A second one is related" not in reply and "Sources:" not in reply
     assert "Traceback" not in reply
-    assert term.send("/k 3") == "k = 3: up to 3 papers per question\n"  # still running, still listening
+    assert (
+        term.send("/k 3") == "k = 3: 3 papers quoted per question (a list names further members by title)\n"
+    )  # still running, still listening
     assert term.exit_with_ctrl_d() == 0
 
 
@@ -450,6 +452,12 @@ def piped_chat(env: dict[str, str], *lines: str) -> subprocess.CompletedProcess:
     """`rag chat` reading `lines` from a pipe: answers on stdout, notes (one per line) on stderr."""
     typed = "".join(line + "\n" for line in lines)
     return subprocess.run([str(BIN / "rag"), "chat"], input=typed, capture_output=True, text=True, env=env, timeout=180)
+
+
+def quoted_lines(answer: str) -> int:
+    """How many of a list answer's lines quote a sentence; the rest name a further member by its label (a seed's
+    label is its abstract's first words, ending in "…")."""
+    return sum(1 for line in answer.splitlines()[1:] if line.startswith("- ") and not re.search(r"… \[[^]]+\]$", line))
 
 
 def answers(stdout: str) -> list[tuple[str, list[str]]]:
@@ -525,14 +533,16 @@ def test_reset_forgets_the_conversation_but_keeps_the_settings(chat_env):
     assert result.returncode == 1  # the follow-up after /reset failed: a piped run says so in its status
     notes = [line for line in result.stderr.splitlines()[1:] if not line.startswith("↳")]
     assert notes == [
-        "k = 2: up to 2 papers per question",
+        "k = 2: 2 papers quoted per question (a list names further members by title)",
         "conversation forgotten (k, year filter and backend kept)",
         "error: there is no list to count in yet: ask a question first",
     ]
     assert "↳ searching: unlearning · papers 001-18" in result.stderr  # before /reset it did resolve
     listed, drilled, fresh = answers(result.stdout)
-    assert cited(listed[0]) == UNLEARNING_LISTED[:2] and cited(drilled[0]) == ["001-18"]
-    assert len(fresh[1]) == 2  # k = 2 outlived the reset (5 papers on clustering otherwise)
+    # k = 2: two papers quoted, the list's third member named by title and id
+    assert cited(listed[0]) == UNLEARNING_LISTED and cited(drilled[0]) == ["001-18"]
+    assert quoted_lines(listed[0]) == 2
+    assert quoted_lines(fresh[0]) == 2  # k = 2 outlived the reset (5 papers on clustering quoted otherwise)
 
 
 def test_help_lists_every_command(chat_env):

@@ -243,7 +243,10 @@ def test_env_value_reads_one_setting_as_from_env_does(monkeypatch):
 
 
 def test_describe_is_one_line_of_help_naming_the_variable_and_the_default():
-    assert Settings.describe("k") == "papers retrieved per question (1–100) [env: RAG_K; default: 5]"
+    assert (
+        Settings.describe("k")
+        == "papers quoted per question (1–100; a list names its further members by title) [env: RAG_K; default: 5]"
+    )
     assert Settings.describe("llm_base_url").endswith(
         "[env: RAG_LLM_BASE_URL or OPENAI_BASE_URL; default: unset (OpenAI's API when the backend is openai)]"
     )

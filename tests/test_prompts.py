@@ -49,6 +49,7 @@ def test_an_override_template_is_what_the_endpoint_receives(llm, seed_store_dir,
     monkeypatch.setenv("RAG_PROMPTS_DIR", str(override))
     result = runner.invoke(app, ["ask", QUESTION, "--json", "-k", "2"])
     assert result.exit_code == 0 and json.loads(result.stdout)["backend"] == "openai", result.output
+    read = len(json.loads(result.stdout)["sources"])  # the top 2, and a list's members below them
 
     (request,) = llm.requests
     system, user = (message["content"] for message in request["messages"])
@@ -57,7 +58,7 @@ def test_an_override_template_is_what_the_endpoint_receives(llm, seed_store_dir,
     bundled_user = (BUNDLED / "answer_user.md").read_text()
     head, tail = bundled_user.split("{sources}")
     assert user.startswith(head) and user.endswith(tail.replace("{question}", QUESTION))
-    assert user.count('<source id="') == 2 and "You answer questions about research papers" not in user
+    assert read >= 2 and user.count('<source id="') == read and "You answer questions about research papers" not in user
 
 
 def test_without_an_override_the_bundled_templates_are_sent(llm, seed_store_dir, monkeypatch):

@@ -34,7 +34,9 @@ class ExtractiveBackend:
             return Generation(text="", abstained=True)
         lines, quoted = [], {}
         for index, (source, ranked) in enumerate(kept):
-            if verdict.members is not None and index >= self.selector.policy.quoted_papers:
+            if source.id in verdict.beyond or (
+                verdict.members is not None and index >= self.selector.policy.quoted_papers
+            ):
                 lines.append(f"- {source.label} [{source.id}]")  # a list's further members: title and id
                 continue
             quote = self.selector.quote(source, ranked, wants_list, first=index == 0)
@@ -43,6 +45,8 @@ class ExtractiveBackend:
         count = len(lines)
         if wants_list:
             lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
+            if verdict.more_may_match:  # every candidate read matched, the last too: the list is cut, not complete
+                lead = f"{count} papers match, and more may: the last paper read matched too (a larger -k reads more):"
         else:  # a question about a detail: what the papers say, not a list of matches
             lead = f"{count} paper says:" if count == 1 else f"{count} papers say:"
         text = lead + "\n" + "\n".join(lines)
