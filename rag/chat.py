@@ -205,7 +205,9 @@ class Chat:
                 self.hint("/k takes a number of papers from 1 to 100, e.g. /k 8")
             else:
                 state.k = int(arg)
-                self.note(f"k = {state.k}: {state.k} papers quoted per question (a list names further members by title)")
+                self.note(
+                    f"k = {state.k}: {state.k} papers quoted per question (a list names further members by title)"
+                )
         elif name == "/year":
             if arg.lower() in ("off", "any", "none", "all"):
                 state.year = None

@@ -203,10 +203,10 @@ def respond(
         yield Event("text", text=text)
         timings["total"] = (time.perf_counter() - started) * 1000
         closest = verdict.closest
-        if verdict.members is None and verdict.likelihood is None:
-            listed = by_closeness(top)
-        else:  # the paper the refusal names is the first row shown, wherever it ranked
-            listed = [closest, *(s for s in top if s is not closest)] if closest else list(top)
+        ordered = by_closeness(top) if verdict.members is None and verdict.likelihood is None else list(top)
+        # The paper the refusal names is the first row shown, wherever it ranked (the rules' topic refusal names
+        # the paper holding most of the topic, which need not be the most relevant).
+        listed = [closest, *(s for s in ordered if s is not closest)] if closest else ordered
         refused = Answer(query, text, [], listed, True, backend.name, [], timings, None)
         yield Event("answer", answer=refused)
         return

@@ -80,3 +80,20 @@ def test_a_seed_list_names_the_same_papers_whatever_k_quoting_the_first_k(seed_s
         any(line == f"- {listed[pid].label} [{pid}]" for pid in narrow.citations[3:]) for line in further
     )
     assert [s.id for s in narrow.sources[:3]] == narrow.citations[:3]
+
+
+def test_a_topic_refusal_shows_first_the_paper_it_names():
+    from rag.backends.extractive import ExtractiveBackend
+    from rag.embedding import get_embedder
+
+    from .helpers import answer_from
+
+    question = "which papers study adversarial robustness of graph neural networks for drug discovery?"
+    query = parse(question)
+    # The most relevant paper holds one part of the topic; a less relevant one holds two: the refusal names it.
+    robust = paper("a", 0.9, "We study adversarial robustness of image classifiers.", (("x", 1.0), ("y", 0), ("z", 0)))
+    graphs = paper("b", 0.5, "Graph neural networks for drug discovery.", (("x", 0), ("y", 1.0), ("z", 1.0)))
+    assert query.is_topic
+    answer = answer_from(question, [robust, graphs], ExtractiveBackend(get_embedder(Settings()), RULES), RULES)
+    assert answer.abstained and "the closest (b, relevance 0.50)" in answer.answer
+    assert [s.id for s in answer.sources] == ["b", "a"]
