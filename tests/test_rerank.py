@@ -124,7 +124,9 @@ def test_a_question_longer_than_the_models_window_is_answered(seed_store, seed_s
     store, embedder = seed_store
     long_question = "which papers study spiking neural networks " + "trained with surrogate gradients " * 40
     answer = ask(long_question, store, embedder, seed_settings)
-    assert answer.sources and answer.sources[0].id == "002-15"
+    # The cross-encoder read the cut question: the spiking-network paper is the most relevant source (a refusal
+    # shows first the paper its message names, so the first row need not be it).
+    assert answer.sources and max(answer.sources, key=lambda s: s.relevance or 0.0).id == "002-15"
 
     reranker = get_reranker()
     trained = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
