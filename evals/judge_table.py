@@ -3,7 +3,7 @@
     python evals/judge_table.py --store SEED_STORE [--sets dev,test,heldout,dev2,dev3] [--judges rules,learned]
 
 Each cell is the real pipeline's answer scored by `rag eval` (extractive, hybrid, k=5, the reranker on), with
-`RAG_JUDGE` set per column. Prints one markdown table per set. The sealed set is read only when named.
+`RAG_JUDGE` set per column. Prints one markdown table per set. The sealed sets are read only when named.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ SETS = {
     "dev3": ["evals/dev3.jsonl"],
     "dev4": ["evals/dev4.jsonl"],
     "sealed": ["evals/sealed.jsonl"],
+    "sealed2": ["evals/sealed2.jsonl"],
 }
 METRICS = (
     "recall@5",
