@@ -109,6 +109,11 @@ class Verdict:
     # The last candidate read was a member too: the store may hold more (a larger k reads more candidates).
     more_may_match: bool = False
 
+    def listed_only(self, quoted: int) -> frozenset[str]:
+        """The members an answer names by title and id, not quoting them: the rules judge's members below k, and
+        the learned judge's after the first `quoted` (`Policy.quoted_papers`)."""
+        return frozenset(self.beyond) | frozenset((self.members or ())[quoted:])
+
 
 @dataclass
 class Answer:

@@ -16,7 +16,7 @@ from rag.errors import LLMError
 from rag.pipeline import answer_of, respond
 from rag.policy import Policy
 from rag.query import parse
-from rag.types import Answer, Source
+from rag.types import Answer, Source, Verdict
 
 from .helpers import answer_from
 from .llm_server import ScriptedLLM
@@ -192,3 +192,32 @@ def test_a_stream_that_fails_while_its_text_is_held_back_has_shown_nothing():
         "the answer stream from http://127.0.0.1:1/v1 broke off (RemoteProtocolError); "
         "showing the extractive answer instead"
     ]
+
+
+def test_a_lists_members_below_k_reach_the_llm_as_their_first_sentence_only(llm):
+    # A list of 20 members would send 20 abstracts, past a 2,048-token server's context: the quoted ones go whole,
+    # the members an answer names by title and id go as their first sentence, still citable.
+    backend, _ = openai_backend(llm, "bad-cite")
+    papers = [
+        Source(
+            f"{i:03d}-01",
+            None,
+            2026,
+            "ICLR 2026",
+            0.9 - i / 100,
+            f"Paper {i} studies unlearning.",
+            f"Paper {i} studies unlearning. Its second sentence reports result {i}.",
+        )
+        for i in range(7)
+    ]
+    verdict = Verdict(True, "evidence", beyond=("005-01", "006-01"))
+    list(backend.generate(parse("which papers study unlearning?"), papers, verdict, stream=False))
+    prompt = llm.requests[-1]["messages"][1]["content"]
+    for i in range(7):
+        assert f'id="{i:03d}-01"' in prompt and f"Paper {i} studies unlearning." in prompt
+        assert (f"reports result {i}." in prompt) == (i < 5)
+    # the learned judge's members after the quoted ones are sent the same way
+    members = Verdict(True, "evidence", members=tuple(p.id for p in papers))
+    list(backend.generate(parse("which papers study unlearning?"), papers, members, stream=False))
+    prompt = llm.requests[-1]["messages"][1]["content"]
+    assert [f"reports result {i}." in prompt for i in range(7)] == [True] * 5 + [False] * 2

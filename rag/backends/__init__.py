@@ -26,7 +26,7 @@ def get_backend(name: str, settings: Settings, embedder: Embedder, policy: Polic
     if name == "openai":
         from .openai_compatible import OpenAICompatibleBackend
 
-        return OpenAICompatibleBackend(settings)
+        return OpenAICompatibleBackend(settings, policy.quoted_papers)
     if name == "local":
         from .local import LocalBackend
 

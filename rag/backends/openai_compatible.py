@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..llm import LLM, BadReply, StreamBroken, usage_of
 from ..prompts import load_prompt, render
 from ..query import Query
+from ..text import split_sentences
 from ..types import Source, Verdict
 from .base import Generation
 
@@ -19,8 +20,10 @@ if TYPE_CHECKING:
 ABSTAIN_MARKER = "INSUFFICIENT_EVIDENCE"
 
 
-def format_sources(sources: list[Source], template: str) -> str:
-    """Each abstract fenced as data in its own <source> element; markup inside it is neutralised."""
+def format_sources(sources: list[Source], template: str, brief: frozenset[str] = frozenset()) -> str:
+    """Each abstract fenced as data in its own <source> element; markup inside it is neutralised. A paper in
+    `brief` (a list's member named, not quoted) gives only its first sentence: a list of 20 members would otherwise
+    send 20 abstracts, past a 2,048-token server's context (Ollama's default)."""
 
     def clean(text: str) -> str:
         return text.replace("<", "‹").replace(">", "›").replace('"', "'")
@@ -31,25 +34,31 @@ def format_sources(sources: list[Source], template: str) -> str:
             id=s.id,
             year=str(s.year or ""),
             title=clean(s.title or ""),
-            abstract=clean(s.abstract or s.snippet),
+            abstract=clean(_first_sentence(s.abstract or s.snippet) if s.id in brief else s.abstract or s.snippet),
         ).strip()
         for s in sources
     )
+
+
+def _first_sentence(text: str) -> str:
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else text
 
 
 class OpenAICompatibleBackend:
     name = "openai"
     streams = True
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, quoted_papers: int = 5) -> None:
         self.settings = settings
         self.llm = LLM(settings)
+        self.quoted_papers = quoted_papers  # `Policy.quoted_papers`: a list's members after these are sent brief
 
-    def messages(self, question: str, sources: list[Source]) -> list[dict]:
+    def messages(self, question: str, sources: list[Source], brief: frozenset[str] = frozenset()) -> list[dict]:
         override = self.settings.prompts_dir
         user = render(
             load_prompt("answer_user.md", override),
-            sources=format_sources(sources, load_prompt("source.md", override)),
+            sources=format_sources(sources, load_prompt("source.md", override), brief),
             question=question,
         )
         return [
@@ -62,7 +71,7 @@ class OpenAICompatibleBackend:
     ) -> Generator[str, None, Generation]:
         request = {
             "model": self.settings.llm_model,
-            "messages": self.messages(query.text, sources),
+            "messages": self.messages(query.text, sources, verdict.listed_only(self.quoted_papers)),
             "temperature": 0,
             "max_tokens": self.settings.llm_max_tokens,
         }
