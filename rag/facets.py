@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
@@ -116,13 +117,23 @@ def _closed_up(match: re.Match) -> str:
     return match.group(0).replace("-", "")
 
 
-def facet_shares(topic: str, texts: list[str], index: LexicalIndex, light: float) -> list[tuple[Share, ...]]:
-    """For each of `texts`, each facet of `topic` with the IDF-weighted share of it the text holds (its best
-    alternative's); facets too light to be a condition (`light`: see `weighty`) are left out."""
+def facet_shares(
+    topic: str,
+    texts: list[str],
+    index: LexicalIndex,
+    light: float,
+    focus: Callable[[str], float] | None = None,
+) -> list[tuple[Share, ...]]:
+    """For each of `texts`, each facet of `topic` with the weighted share of it the text holds (its best
+    alternative's); facets too light to be a condition (`light`: see `weighty`) are left out. A term weighs its
+    IDF in the store, times `focus(term)` when given (how much the field's use of the word says it names a topic:
+    rag.terms, `Policy.facet_focus`)."""
     parts = facets(topic)
     if not parts or not texts:
         return [()] * len(texts)
-    weight = {t: _idf(index, t) for f in parts for a in f.alternatives for t in a}
+    terms = {t for f in parts for a in f.alternatives for t in a}
+    # A floor keeps every weight positive: a facet's total is never 0 (`_held_share`).
+    weight = {t: _idf(index, t) * (max(focus(t), 1e-3) if focus else 1.0) for t in terms}
     parts = weighty(parts, weight, light)
     # Each text also with its hyphens closed up: "pre-trained" holds "pretrained", "multi-view" "multiview".
     tokenized = tokenize([f"{t} {_HYPHENATED.sub(_closed_up, t)}" if "-" in t else t for t in texts])

@@ -14,7 +14,7 @@ evidence selection read.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ from .policy import Policy
 from .query import Query
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
+from .terms import term_stats
 from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
@@ -111,7 +112,8 @@ class Pipeline:
             sources[0].term_coverage = term_coverage(query.search, [sources[0].text])
         if query.is_topic:
             index = index or get_index(self.store)
-            shares = facet_shares(query.search, [s.text for s in sources], index, policy.light_facet)
+            focus = facet_focus(policy.facet_focus)
+            shares = facet_shares(query.search, [s.text for s in sources], index, policy.light_facet, focus)
             for source, held in zip(sources, shares, strict=True):
                 source.facet_shares = held
 
@@ -294,3 +296,13 @@ def answer_of(events: Iterable[Event]) -> Answer:
         if event.type == "answer" and event.answer is not None:
             return event.answer
     raise RagError("the answer stopped before it was complete")
+
+
+def facet_focus(power: float) -> Callable[[str], float] | None:
+    """A facet term's weight besides its IDF (`Policy.facet_focus`): the corpus burstiness to `power`. A term the
+    corpus never uses (a coined name: "Zorblax", "DiVeQ") has no known use, so it keeps its IDF weight (1), not the
+    smoothed burstiness of a word seen once (0)."""
+    if not power:
+        return None
+    stats = term_stats()
+    return lambda term: max(stats.burstiness(term), 0.0) ** power if term in stats.terms else 1.0

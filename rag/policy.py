@@ -162,12 +162,17 @@ class Policy:
     # MiniLM scores rare names and acronyms poorly (reranker off; chosen on evals/questions.jsonl).
     exact_match_coverage: float = 0.99
     exact_match_slack: float = 0.10
-    # A paper holds a facet of a topic at this IDF-weighted share of its terms, and answers the topic when it holds
-    # every facet. Chosen on the dev questions only: `python evals/facet_sweep.py` (docs/EVALUATION.md).
+    # A paper holds a facet of a topic at this weighted share of its terms (`facet_focus`), and answers the topic
+    # when it holds every facet. Chosen with `facet_focus` on the dev sets only (dev, dev2, dev3, dev4; pooled
+    # utility): `python evals/facet_sweep.py` (docs/EVALUATION.md).
     facet_bar: float = 0.55
     # A facet weighing less than this share of the heaviest one (by IDF) is no condition of its own ("learning"
     # in "learning with noisy labels for classification").
     light_facet: float = 1 / 3
+    # A facet's term weighs its store IDF times its corpus burstiness (rag.terms) to this power: request and scope
+    # words ("quick", "need", "generic") are rare but used once when used, so they weigh little as a facet or a
+    # part of one. 0 is IDF alone; 0.5 chosen with `facet_bar` (0, 0.5, 1, 2 swept).
+    facet_focus: float = 0.5
     # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
     count_window: int = 5
 

@@ -13,6 +13,7 @@ from rag.evidence import Selector
 from rag.facets import facet_shares, facets, gives_count, holds_topic, missing_text
 from rag.judge import judge
 from rag.lexical import LexicalIndex
+from rag.pipeline import facet_focus
 from rag.policy import Policy, load_calibration
 from rag.query import parse
 from rag.types import Source
@@ -111,6 +112,35 @@ def test_a_hyphenated_word_holds_its_closed_up_form(index):
     assert pre[0][1] == 1.0
     (neither,) = facet_shares("pretrained encoders", ["We adapt trained encoders to new tasks."], index, LIGHT)
     assert neither[0][1] < 1.0
+
+
+def test_a_word_used_once_when_used_weighs_little_in_a_facet_and_a_topic_word_keeps_its_weight(index):
+    # The pipeline weighs a facet's terms by IDF times the corpus burstiness (Policy.facet_focus): "quick" and
+    # "generic" are in no text here, so by IDF alone they are the heaviest part of the facet and the unlearning
+    # paper fails it.
+    focus = facet_focus(POLICY.facet_focus)
+    unlearning = [TEXTS["unlearning"]]
+    (plain,) = facet_shares("quick generic machine unlearning", unlearning, index, LIGHT)
+    (focused,) = facet_shares("quick generic machine unlearning", unlearning, index, LIGHT, focus)
+    assert plain[0][1] < BAR <= focused[0][1]
+    # a facet of request words alone: at focus 1 it falls under the light-facet cut; at the shipped 0.5 it can stay
+    # a facet of its own (docs/EVALUATION.md)
+    (alone,) = facet_shares("unlearning, anyone here interested", unlearning, index, LIGHT, facet_focus(1.0))
+    assert holds_topic(alone, BAR)
+    # words naming a topic keep their weight: the federated learning paper still lacks "unlearning"
+    (federated,) = facet_shares("federated unlearning", [TEXTS["federated"]], index, LIGHT, focus)
+    assert federated[0][1] < BAR
+    # a coined name the corpus never uses keeps its weight: the paper naming "Zorblax" holds "Zorblax classifiers",
+    # the classifier paper that never names it does not
+    named, other = facet_shares(
+        "zorblax classifiers",
+        ["We introduce Zorblax, a tokenizer.", "Image classifiers under attacks."],
+        index,
+        LIGHT,
+        focus,
+    )
+    assert holds_topic(named, BAR) and not holds_topic(other, BAR)
+    assert facet_focus(0) is None  # IDF alone
 
 
 def test_a_topic_with_no_facet_holds_nothing_back(index):
