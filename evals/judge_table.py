@@ -25,6 +25,7 @@ SETS = {
     "dev4": ["evals/dev4.jsonl"],
     "sealed": ["evals/sealed.jsonl"],
     "sealed2": ["evals/sealed2.jsonl"],
+    "sealed3": ["evals/sealed3.jsonl"],
 }
 METRICS = (
     "recall@5",
