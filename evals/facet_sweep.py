@@ -1,10 +1,10 @@
-"""Sweep the facet bar and focus (`Policy.facet_bar`, `Policy.facet_focus`) on dev questions: the command behind
-their values.
+"""Sweep the facet bar and focus (`Policy.facet_bar`, `Policy.facet_focus`) and a list's cite bar on dev questions:
+the command behind their values.
 
     python evals/facet_sweep.py --store SEED_STORE [--sets dev,dev2,dev3,dev4] [--bars 0.45,0.55,0.65]
-        [--focus 0,0.5,1]
+        [--focus 0,0.5,1] [--cite-bars 0.25,0.35]
 
-For each (focus, bar), the real pipeline (`rag.evaluation.run_eval`, hybrid, extractive, k=5) over each set's
+For each (focus, bar, cite bar), the real pipeline (`rag.evaluation.run_eval`, hybrid, extractive, k=5) over each set's
 questions: citation precision, recall and F1, topic citation recall, abstention accuracy, false abstains, and
 utility (per question: citation F1 when answerable, 1 for a right refusal), each set and pooled. The values are
 chosen on dev sets by pooled utility; test, held-out and the sealed sets are reported, never swept.
@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--sets", default="dev,dev2,dev3,dev4")
     parser.add_argument("--bars", default="0.45,0.55,0.65")
     parser.add_argument("--focus", default="0,0.5,1")
+    parser.add_argument("--cite-bars", default="", help="a list's cite bar (calibration.json's when not given)")
     args = parser.parse_args()
 
     from rag.config import Settings
@@ -49,19 +50,26 @@ def main() -> None:
             sets[name] = load_questions([REPO / "evals" / f"{name}.jsonl"])
     settings = replace(Settings.from_env(), store=Path(args.store))
     store, embedder = Store(settings), get_embedder(settings)
-    print("| focus | bar | set | " + " | ".join(METRICS) + " | utility |")
-    print("|---|---|---|" + "---|" * (len(METRICS) + 1))
+    print("| focus | bar | cite bar | set | " + " | ".join(METRICS) + " | utility |")
+    print("|---|---|---|---|" + "---|" * (len(METRICS) + 1))
     policy = Policy.from_settings(settings)
+    if policy.calibration is None:
+        raise SystemExit("error: the sweep reads the reranker's relevance: run it with RAG_RERANKER=on")
+    cite_bars = [float(c) for c in args.cite_bars.split(",")] if args.cite_bars else [policy.calibration.cite_bar]
     for focus in (float(f) for f in args.focus.split(",")):
         for bar in (float(b) for b in args.bars.split(",")):
-            pipeline = Pipeline(store, embedder, settings, policy=replace(policy, facet_bar=bar, facet_focus=focus))
-            pooled = []
-            for name, questions in sets.items():
-                run = run_eval(questions, store, embedder, settings, "hybrid", "extractive", 5, pipeline=pipeline)
-                pooled.extend(run.questions)
-                print(f"| {focus:g} | {bar:.2f} | {name} | " + row(run.questions) + " |", flush=True)
-            if len(sets) > 1:
-                print(f"| {focus:g} | {bar:.2f} | **pooled** | " + row(pooled) + " |", flush=True)
+            for cite in cite_bars:
+                calibration = replace(policy.calibration, cite_bar=cite)
+                swept = replace(policy, facet_bar=bar, facet_focus=focus, calibration=calibration)
+                pipeline = Pipeline(store, embedder, settings, policy=swept)
+                pooled = []
+                setting = f"| {focus:g} | {bar:.2f} | {cite:.2f} |"
+                for name, questions in sets.items():
+                    run = run_eval(questions, store, embedder, settings, "hybrid", "extractive", 5, pipeline=pipeline)
+                    pooled.extend(run.questions)
+                    print(f"{setting} {name} | " + row(run.questions) + " |", flush=True)
+                if len(sets) > 1:
+                    print(f"{setting} **pooled** | " + row(pooled) + " |", flush=True)
 
 
 def row(results: list) -> str:
