@@ -1,9 +1,12 @@
 """The issue-28 table: every question set through `rag eval` with each judge, side by side in one run.
 
     python evals/judge_table.py --store SEED_STORE [--sets dev,test,heldout,dev2,dev3] [--judges rules,learned]
+        [--rerankers shipped,DIR]
 
 Each cell is the real pipeline's answer scored by `rag eval` (extractive, hybrid, k=5, the reranker on), with
-`RAG_JUDGE` set per column. Prints one markdown table per set. The sealed sets are read only when named.
+`RAG_JUDGE` set per column; with `--rerankers`, one column per judge and reranker folder (`shipped` is the
+packaged one, a folder is passed as `RAG_RERANKER_MODEL`). Prints one markdown table per set. The sealed sets
+are read only when named.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ METRICS = (
 )
 
 
-def measure(store: str, judge: str, name: str) -> dict:
+def measure(store: str, judge: str, name: str, reranker: str = "shipped") -> dict:
     env = {**os.environ, "RAG_JUDGE": judge}
+    if reranker != "shipped":
+        env["RAG_RERANKER_MODEL"] = reranker
     out = subprocess.run(
         [sys.executable, "-m", "rag", "eval", "--store", store, "--json", *SETS[name]],
         cwd=REPO,
@@ -62,10 +67,13 @@ def main() -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--sets", default="dev,test,heldout,dev2,dev3")
     parser.add_argument("--judges", default="rules,learned")
+    parser.add_argument("--rerankers", default="shipped", help="comma-separated: shipped, or reranker folders")
     args = parser.parse_args()
-    judges = args.judges.split(",")
+    rerankers = args.rerankers.split(",")
+    columns = [(j, r) for j in args.judges.split(",") for r in rerankers]
+    judges = [j if len(rerankers) == 1 else f"{j} {Path(r).name}" for j, r in columns]
     for name in args.sets.split(","):
-        results = {j: measure(args.store, j, name) for j in judges}
+        results = {label: measure(args.store, j, name, r) for label, (j, r) in zip(judges, columns, strict=True)}
         n = results[judges[0]]["overall"]["n"]
         print(f"\n{name} ({n} questions)\n")
         print("| metric | " + " | ".join(judges) + " |")

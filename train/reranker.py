@@ -245,6 +245,7 @@ def train(args: argparse.Namespace) -> dict:
     started = time.time()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
     pairs = [json.loads(line) for line in Path(args.pairs).read_text(encoding="utf-8").splitlines() if line.strip()]
     records, digests = read_corpus(corpus_files(Path(args.corpus)))
     texts = {r.id: document(r.title, r.abstract) for r in records}
@@ -267,7 +268,7 @@ def train(args: argparse.Namespace) -> dict:
         base = base_checkpoint(args.base)
         model = new_scorer(base, args.layers, args.head)
         tokenizer = AutoTokenizer.from_pretrained(str(base))
-    model.train()
+    model.to(device).train()
     steps_per_epoch = math.ceil(len(examples) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
     # The encoder fine-tunes gently; the few head parameters (scale, offset, linear) need a far larger step.
@@ -299,9 +300,11 @@ def train(args: argparse.Namespace) -> dict:
                 max_length=args.max_length,
                 return_tensors="pt",
             )
-            labels = torch.tensor([label for _, _, label in batch])
-            logits = model(**features).view(-1)
-            running.append(training_step(torch, model, loss_fn(logits, labels), optimizer, schedule))
+            labels = torch.tensor([label for _, _, label in batch], device=device)
+            # On a GPU the forward pass runs in bf16 (the weights and the optimizer stay fp32); on CPU as before.
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
+                logits = model(**features.to(device)).view(-1)
+            running.append(training_step(torch, model, loss_fn(logits.float(), labels), optimizer, schedule))
             seen += len(batch)
             step += 1
             if step % args.log_every == 0:
@@ -317,7 +320,7 @@ def train(args: argparse.Namespace) -> dict:
         if stopped:
             break
     train_seconds = time.time() - loop_started
-    model.eval()
+    model.cpu().eval()
     out = Path(args.out)
     save_scorer(model, tokenizer, out, args.head, args.max_length)
     log = {
@@ -339,6 +342,7 @@ def train(args: argparse.Namespace) -> dict:
                 "batch_size",
                 "lr",
                 "threads",
+                "device",
                 "init",
                 "mix",
             )
@@ -412,6 +416,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--minutes", type=float, help="wall-clock budget for training; stop and save when spent")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="torch device to train on: cpu (default) or cuda")
     parser.add_argument("--log-every", type=int, default=10)
     parser.add_argument("--init", help="continue training the model a previous run saved in this folder")
     parser.add_argument("--mix", type=parse_mix, help="kind=share,...: each kind's share of --max-pairs")
