@@ -79,7 +79,9 @@ def open_store(
         raise StoreError(f"no store at {settings.store_label}: {how_to_fill(settings)}")
     store = Store(settings)
     embedder = get_embedder(settings)
-    if store.collection(embedder) is None or store.collection().count() == 0:
+    with store.reading():  # the count is Chroma's first read: a full disk fails it, as one line
+        empty = store.collection(embedder) is None or store.collection().count() == 0
+    if empty:
         if not auto_seed:
             raise StoreError(f"the store at {settings.store_label} is empty: {how_to_fill(settings)}")
         from .ingest import fill_with_seeds

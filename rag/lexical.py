@@ -87,21 +87,25 @@ class LexicalIndex:
     @classmethod
     def from_store(cls, store: Store) -> LexicalIndex:
         """Read every chunk back from Chroma and index it (title + text, as embedded)."""
-        collection = store.collection()
         ids: list[str] = []
         texts: list[str] = []
         metas: list[dict] = []
-        if collection is None:  # no collection yet: an empty index
-            return cls.build(ids, texts, metas, store.generation())
-        total = collection.count()
-        for offset in range(0, total, PAGE):
-            page = collection.get(include=["documents", "metadatas"], limit=PAGE, offset=offset)
-            for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
-                ids.append(chunk_id)
-                title = meta.get("title") or ""
-                texts.append(f"{title}. {text}" if title else (text or ""))
-                metas.append(meta)
-        return cls.build(ids, texts, metas, store.generation())
+        with store.reading():  # Chroma's failures as one line, for every caller (an ingest's refresh too)
+            collection = store.collection()
+            if collection is None:  # no collection yet: an empty index
+                return cls.build(ids, texts, metas, store.generation())
+            # The generation read with the documents, from the same handle: one that moves on meanwhile (another
+            # process's ingest) makes this index stale at once, never one labelled newer than what it holds.
+            generation = str((collection.metadata or {}).get("generation", "0"))
+            total = collection.count()
+            for offset in range(0, total, PAGE):
+                page = collection.get(include=["documents", "metadatas"], limit=PAGE, offset=offset)
+                for chunk_id, text, meta in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
+                    ids.append(chunk_id)
+                    title = meta.get("title") or ""
+                    texts.append(f"{title}. {text}" if title else (text or ""))
+                    metas.append(meta)
+        return cls.build(ids, texts, metas, generation)
 
     def save(self, directory: Path) -> None:
         """Write atomically: a half-written index is never loaded."""
@@ -120,10 +124,18 @@ class LexicalIndex:
                 json.dumps({"format": FORMAT_VERSION, "generation": self.generation, "chunks": len(self.chunk_ids)})
             )
             old = directory.with_name(directory.name + ".old")
-            shutil.rmtree(old, ignore_errors=True)
-            if directory.exists():
-                directory.rename(old)
-            staging.rename(directory)
+            # Two processes may save at once (an ingest's refresh, and a server following the store rebuilding
+            # the same generation): a rename the other one raced is tried again, and the last index saved wins.
+            for attempt in range(3):
+                try:
+                    shutil.rmtree(old, ignore_errors=True)
+                    if directory.exists():
+                        directory.rename(old)
+                    staging.rename(directory)
+                    break
+                except OSError:
+                    if attempt == 2:
+                        raise
             shutil.rmtree(old, ignore_errors=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -11,6 +11,8 @@ swap) is rag/ingest.py's.
 from __future__ import annotations
 
 import re
+import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -57,7 +59,29 @@ def _client(settings: Settings):
         settings.store.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(settings.store), settings=chroma_settings)
     except Exception as exc:
+        # Chroma keeps a system that failed to start (a full disk) cached for the path, and every later client
+        # there fails with "no attribute 'bindings'": dropped, so the next open tries afresh.
+        _forget_system(str(settings.store))
         raise StoreError(explain(exc, str(settings.store))) from None
+
+
+def _forget_system(path: str) -> object | None:
+    """Take the embedded Chroma system for `path` out of Chroma's process-wide cache (returned, not stopped):
+    the next `PersistentClient` there starts a new one, reading the files afresh, while clients and collection
+    handles of the old one keep working until they are dropped."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:
+        return SharedSystemClient._identifier_to_system.pop(path, None)
+
+
+def _restore_system(path: str, system: object | None) -> None:
+    """Put back a system `_forget_system` took, unless a new one took its place."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    if system is not None:
+        with SharedSystemClient._refcount_lock:
+            SharedSystemClient._identifier_to_system.setdefault(path, system)
 
 
 def explain(exc: BaseException, label: str) -> str:
@@ -103,6 +127,12 @@ OVERFETCH = 8
 # made before get it on their next ingest (`ensure_search_beam`).
 EF_SEARCH = 400
 REBUILT = "rebuild_complete"  # metadata of a rebuild's new collection once every paper is in it
+# How long a long-lived process (`rag serve`, a `Papers`) may answer from its old view of the store after another
+# process's ingest: at most this often the collection's metadata is read again (one get_collection, 0.1-0.2 ms on
+# the seed store), and a new generation drops the cached handle and count (and, embedded, reopens Chroma: see
+# `Store.follow_disk`). Checking on every call would add that read to each of the several `collection()` calls
+# of a query; 2 s keeps it off nearly every query, and a new paper still shows within a few seconds.
+REFRESH_SECONDS = 2.0
 
 
 def _simple_filter(where: dict) -> bool:
@@ -128,23 +158,35 @@ class Store:
 
     def __init__(self, settings: Settings, client: Any = None, fallback: bool = True) -> None:
         self.settings = settings
+        # A client of our own can be reopened when another process writes (`follow_disk`); a lent one is not.
+        self._own_client = client is None
         self.client = client if client is not None else _client(settings)
         self._collection = None
         self._count: tuple[object, int] | None = None  # (collection handle, its chunk count)
+        self._venues: tuple[object, dict[str, bool]] | None = None  # (collection handle, venue → whether used)
+        # The generation whose vectors this client holds: read when the collection is first opened, moved on by
+        # this Store's own writes; a different one on disk was written by another process.
+        self._held: str | None = None
+        self._next_check = time.monotonic() + REFRESH_SECONDS
+        self._following = threading.Lock()  # one check (and reopen) at a time; queries never wait on it
         # Read through an interrupted rebuild swap (`rag.ingest.recover_rebuild`); off for a rebuild's own collection.
         self.fallback = fallback
 
     # -- opening -----------------------------------------------------------------------------------
 
     def collection(self, embedder: Embedder | None = None, create: bool = False):
-        """The collection, checked against `embedder`; `create` makes it when missing."""
-        if self._collection is None:
+        """The collection, checked against `embedder`; `create` makes it when missing. Every read of the store
+        passes here, so here it follows another process's writes (`follow_disk`)."""
+        if time.monotonic() >= self._next_check:  # the hot path: one clock read
+            self.follow_disk()
+        collection = self._collection  # a local: another thread may drop the handle meanwhile
+        if collection is None:
             name = self.settings.collection
             try:
                 if create:
                     if embedder is None:
                         raise ValueError("creating a collection needs the embedder")
-                    self._collection = self.client.get_or_create_collection(
+                    collection = self.client.get_or_create_collection(
                         name,
                         embedding_function=None,
                         metadata=self._manifest(embedder),
@@ -152,7 +194,7 @@ class Store:
                         configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
                     )
                 else:
-                    self._collection = self._readable(name)
+                    collection = self._readable(name)
             except Exception as exc:
                 from chromadb.errors import NotFoundError as ChromaNotFound
 
@@ -161,9 +203,71 @@ class Store:
                 raise StoreError(
                     f"cannot open collection {name!r} at {self.settings.store_label} ({_short(exc)})"
                 ) from None
+            if self._held is None:
+                self._held = _generation_of(collection)
+            self._collection = collection
         if embedder is not None:
-            self._check_model(embedder)
-        return self._collection
+            self._check_model(collection, embedder)
+        return collection
+
+    def follow_disk(self, force: bool = False) -> None:
+        """Catch up with another process's writes, at most once every REFRESH_SECONDS (`force`: now).
+
+        The collection's metadata is read again; when its generation is not the one this client holds, another
+        writer changed the store: the cached handle, whose metadata (generation, paper count) is a snapshot, and
+        the chunk count and venues kept with it are dropped. Embedded, that is not enough: a Chroma system keeps
+        the HNSW index it loaded in memory and never sees vectors another process adds (a re-got collection
+        still searches the old ones; only a new system reads the files afresh), so the client is reopened on a
+        new system. A query already running keeps its handle on the old system, which stays usable until
+        dropped. (With a Chroma server the vectors are the server's: a fresh handle is enough.)
+        """
+        if not self._following.acquire(blocking=force):
+            return  # another thread is checking: this call reads the view as it is, rather than wait
+        try:
+            now = time.monotonic()
+            if not force and now < self._next_check:
+                return  # another thread just checked
+            self._next_check = now + REFRESH_SECONDS
+            if self._held is None:
+                return  # nothing read yet: the first open reads the disk as it is
+            self._catch_up()
+        finally:
+            self._following.release()
+
+    def _catch_up(self) -> None:
+        """The check itself. It never fails a read: when Chroma cannot answer it (a server gone, a full disk),
+        the read that follows says so, or answers from the view this process has; checked again later."""
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        try:
+            current = self._readable(self.settings.collection)
+        except ChromaNotFound:
+            current = None
+        except Exception:
+            return
+        generation = _generation_of(current) if current is not None else None
+        if generation == self._held:
+            return
+        if self._own_client and not self.settings.chroma_url:
+            try:
+                self.client = self._reopened_client()
+            except RagError:
+                return  # the old client still answers (from the old view)
+            current = None  # a handle of the old system: opened again from the new one on first use
+        self._collection = current
+        self._count = None
+        self._venues = None
+        self._held = generation
+
+    def _reopened_client(self):
+        """A client on a new embedded Chroma system for the store (see `follow_disk`)."""
+        path = self.client._identifier  # the key Chroma caches the system under: the path as it was given
+        old = _forget_system(path)
+        try:
+            return _client(self.settings)
+        except BaseException:
+            _restore_system(path, old)  # keep answering from the old view rather than not at all
+            raise
 
     def _readable(self, name: str):
         """The collection `name`; while a rebuild's swap is cut short between its renames (no `name` for a
@@ -211,8 +315,8 @@ class Store:
             "generation": uuid.uuid4().hex[:16],
         }
 
-    def _check_model(self, embedder: Embedder) -> None:
-        meta = self._collection.metadata or {}
+    def _check_model(self, collection, embedder: Embedder) -> None:
+        meta = collection.metadata or {}
         built_with = meta.get("embedding_model")
         if built_with and built_with != embedder.name:
             raise StoreError(
@@ -221,19 +325,24 @@ class Store:
             )
 
     def forget_collection(self) -> None:
-        """Drop the cached collection handle (after another writer changed it)."""
+        """Drop the cached collection handle (after this process changed the store through its client: a
+        rebuild's swap; another process's writes are `follow_disk`'s)."""
         self._collection = None
 
     def generation(self) -> str:
         """Changes whenever an ingest changes the collection; derived indexes record the one they saw."""
         collection = self.collection()
-        return str((collection.metadata or {}).get("generation", "0")) if collection is not None else "none"
+        return _generation_of(collection) if collection is not None else "none"
 
     def bump_generation(self, papers: int | None = None) -> None:
-        changes: dict[str, Any] = {"generation": uuid.uuid4().hex[:16]}
+        generation = uuid.uuid4().hex[:16]
+        changes: dict[str, Any] = {"generation": generation}
         if papers is not None:
             changes["papers"] = papers
-        set_metadata(self.collection(), **changes)
+        with self.reading():
+            set_metadata(self.collection(), **changes)
+        # Written through this client, which holds every vector it wrote: not another writer's change.
+        self._held = generation
         self._collection = None
 
     def exists(self) -> bool:
@@ -241,20 +350,22 @@ class Store:
 
     def count_papers(self) -> int:
         """Papers in the store: recorded by the last ingest, counted if it did not finish."""
-        collection = self.collection()
-        if collection is None:
-            return 0
-        recorded = (collection.metadata or {}).get("papers")
-        if isinstance(recorded, int):
-            return recorded
-        return len(collection.get(where={"chunk": 0}, include=[])["ids"])
+        with self.reading():
+            collection = self.collection()
+            if collection is None:
+                return 0
+            recorded = (collection.metadata or {}).get("papers")
+            if isinstance(recorded, int):
+                return recorded
+            return len(collection.get(where={"chunk": 0}, include=[])["ids"])
 
     def stored_papers(self) -> dict[str, tuple[str, int]]:
         """paper id → (content hash, number of chunks), read from each paper's chunk 0."""
-        collection = self.collection()
-        if collection is None:
-            return {}
-        result = collection.get(where={"chunk": 0}, include=["metadatas"])
+        with self.reading():
+            collection = self.collection()
+            if collection is None:
+                return {}
+            result = collection.get(where={"chunk": 0}, include=["metadatas"])
         return {
             meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1)))
             for meta in result["metadatas"] or []
@@ -297,8 +408,7 @@ class Store:
         if collection is None:
             return []
         # Counting costs a SQLite scan per query (3.7 ms of a 46 ms hybrid query). The count is kept with the
-        # collection handle: an ingest through this Store drops both. (Another process's ingest leaves both stale
-        # until this process reopens the store, as Chroma's own caches do; it only caps n_results.)
+        # collection handle: an ingest through this Store drops both, another process's ingest `follow_disk`.
         if self._count is None or self._count[0] is not collection:
             self._count = (collection, collection.count())
         total = self._count[1]
@@ -326,13 +436,14 @@ class Store:
         """
         import numpy as np
 
-        collection = self.collection()
         heads = [f"{pid}#0" for pid in dict.fromkeys(paper_ids)]
         wanted = list(dict.fromkeys(chunk_ids + heads))
-        if collection is None or not wanted:
-            return [], {}
-        include = ["documents", "metadatas", "embeddings"] if chunk_ids else ["documents", "metadatas"]
-        result = collection.get(ids=wanted, include=include)
+        with self.reading():
+            collection = self.collection()
+            if collection is None or not wanted:
+                return [], {}
+            include = ["documents", "metadatas", "embeddings"] if chunk_ids else ["documents", "metadatas"]
+            result = collection.get(ids=wanted, include=include)
         embeddings = result["embeddings"] if chunk_ids else [None] * len(result["ids"])
         rows = dict(
             zip(result["ids"], zip(result["documents"], result["metadatas"], embeddings, strict=True), strict=True)
@@ -351,23 +462,26 @@ class Store:
         return hits, papers
 
     def has_venue(self, venue: str) -> bool:
-        collection = self.collection()
-        if collection is None:
-            return False
-        # A metadata scan (116 ms at 91k chunks): remembered with the collection handle, like the count.
-        known = self.__dict__.setdefault("_venues", {})
-        key = (id(collection), venue)
-        if key not in known:
-            known[key] = bool(collection.get(where={"venue": venue}, limit=1, include=[])["ids"])
-        return known[key]
+        with self.reading():
+            collection = self.collection()
+            if collection is None:
+                return False
+            # A metadata scan (116 ms at 91k chunks): remembered with the collection handle, like the count.
+            if self._venues is None or self._venues[0] is not collection:
+                self._venues = (collection, {})
+            known = self._venues[1]
+            if venue not in known:
+                known[venue] = bool(collection.get(where={"venue": venue}, limit=1, include=[])["ids"])
+            return known[venue]
 
     def get_papers(self, ids: Iterable[str]) -> dict[str, Paper]:
         """Full papers (from chunk 0) for the ids that exist."""
         ids = list(dict.fromkeys(ids))
-        collection = self.collection()
-        if collection is None or not ids:
-            return {}
-        result = collection.get(ids=[f"{pid}#0" for pid in ids], include=["metadatas", "documents"])
+        with self.reading():
+            collection = self.collection()
+            if collection is None or not ids:
+                return {}
+            result = collection.get(ids=[f"{pid}#0" for pid in ids], include=["metadatas", "documents"])
         papers = {}
         for meta, document in zip(result["metadatas"], result["documents"], strict=True):
             papers[meta["paper_id"]] = paper_from_metadata(meta, document)
@@ -378,7 +492,8 @@ class Store:
 
         For names such as "PURGE" or "DiVeQ": a name only one paper uses picks out that paper.
         """
-        collection = self.collection()
+        with self.reading():
+            collection = self.collection()
         if collection is None or not word:
             return []
         try:
@@ -400,6 +515,10 @@ class Store:
         if paper is None:
             raise NotFoundError(f"no paper with id {paper_id!r} in the store at {self.settings.store_label}")
         return paper
+
+
+def _generation_of(collection) -> str:
+    return str((collection.metadata or {}).get("generation", "0"))
 
 
 def paper_from_metadata(meta: dict, document: str | None = None) -> Paper:
