@@ -360,6 +360,12 @@ def serve(
     settings = settings_from(store, chroma_url)
     check_backend(settings.backend)
     token = settings.serve_token
+    if token is not None:
+        token = token.strip()
+        if not token:
+            raise InputError(
+                "RAG_SERVE_TOKEN is blank: set it to a secret (clients send it as a bearer token), or unset it"
+            )
     if host not in LOOPBACK and not token:
         raise InputError(
             f"refusing to listen on {host} without a token: set RAG_SERVE_TOKEN (clients then send "
@@ -378,9 +384,25 @@ def serve(
     import uvicorn
 
     from .api import Papers
-    from .server.app import create_app
+    from .server.app import ServeOptions, create_app
 
-    origins = [o.strip() for o in (settings.serve_cors_origins or "").split(",") if o.strip()]
+    def listed(value: str | None) -> tuple[str, ...]:
+        return tuple(item.strip() for item in (value or "").split(",") if item.strip())
+
+    hosts = listed(settings.serve_allowed_hosts)
+    if not hosts and host not in LOOPBACK:
+        # Off loopback a token is required, and a page that rebinds a name to this address cannot know it.
+        hosts = ("*",)
+    options = ServeOptions(
+        token=token,
+        cors_origins=listed(settings.serve_cors_origins),
+        allowed_hosts=(*hosts, host),
+        backends=frozenset({"extractive", settings.backend}),
+        access_log=access_log,
+        max_pending=settings.serve_max_pending,
+        max_wait=settings.serve_max_wait,
+        workers=settings.serve_workers,
+    )
     papers = Papers(settings=settings)
     bound = sock.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
@@ -398,7 +420,7 @@ def serve(
                 )
 
     config = uvicorn.Config(
-        create_app(papers, token, origins, access_log=access_log, max_pending=settings.serve_max_pending),
+        create_app(papers, options),
         log_level="warning",
         timeout_graceful_shutdown=5,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -230,6 +231,21 @@ class Settings(BaseSettings):
     # docs/BENCHMARKS.md); past that a client is better told to retry than kept waiting behind the others.
     serve_max_pending: Annotated[int, Floor(1)] = _setting(
         64, "`rag serve`: questions answered or waiting at once; more get HTTP 503 with Retry-After"
+    )
+
+    serve_max_wait: Annotated[float, Range(0.1)] = _setting(
+        10.0, "`rag serve`: seconds a new question may expect to wait (at the measured pace); longer: HTTP 503"
+    )
+    serve_workers: Annotated[int, Floor(1)] = _setting(
+        None,
+        "`rag serve`: threads answering at once (raise it for a remote LLM)",
+        shown="the core count",
+        default_factory=lambda: max(2, os.cpu_count() or 2),
+    )
+    serve_allowed_hosts: str | None = _setting(
+        None,
+        "`rag serve`: `Host` names it answers to besides loopback, comma-separated (`*`: any)",
+        shown="loopback names (any, off loopback)",
     )
 
     debug: bool = _setting(False, "show tracebacks for unexpected errors", shown="unset")

@@ -221,7 +221,12 @@ class ScriptedLLM:
         text = self.answer_text(body) if follow_up is None else f"{follow_up} (standalone)"
         if body.get("stream"):
             delay = self.slow_seconds if model == "slow-stream" else 0.0
-            self._stream(handler, text, delay)
+            try:
+                self._stream(handler, text, delay)
+            except OSError:  # the client closed the stream while it was being written (it stopped reading)
+                body["_hung_up_at"] = time.monotonic()
+                handler.close_connection = True
+                return
             body["_answered_at"] = time.monotonic()
             return
         self._json(

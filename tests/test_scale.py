@@ -111,7 +111,7 @@ def test_server_mode_ingests_searches_and_asks_and_survives_a_restart(chroma_ser
     # `rag serve` over the same server, by configuration alone: the same papers, the same answer.
     with running_server(None, RAG_CHROMA_URL=chroma_server.url, XDG_CACHE_HOME=str(tmp_path / "cache")) as served:
         info = httpx.get(f"{served.url}/api/info", timeout=60).json()
-        assert info["papers"] == 95 and info["store"] == chroma_server.url
+        assert info["papers"] == 95 and info["store"] == "a Chroma server"  # its address is the operator's
         served_answer = httpx.post(
             f"{served.url}/api/ask", json={"question": "which papers study unlearning?"}, timeout=120
         ).json()

@@ -180,15 +180,28 @@ def test_wrong_routes_and_parameters_are_one_line_json_too(http, method, path, s
     assert message and "\n" not in message
 
 
-def test_curl_style_form_encoding_is_read_as_json(http):
-    """`curl -d '{"question": …}'` declares form encoding; the body is JSON all the same."""
-    response = http.post("/api/ask", content=json.dumps({"question": UNLEARNING}))
-    assert response.status_code == 200 and PURGE in response.json()["citations"]
+def test_a_body_not_sent_as_json_is_415_and_says_how(http):
+    """`curl -d '{…}'` declares form encoding, and a cross-site page's `text/plain` POST needs no preflight: only a
+    body sent as JSON is read."""
+    for kind in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {"Content-Type": kind} if kind else {}
+        response = http.post("/api/ask", content=json.dumps({"question": UNLEARNING}), headers=headers)
+        assert response.status_code == 415 and "application/json" in response.json()["error"]
+    sent = http.post(
+        "/api/ask",
+        content=json.dumps({"question": UNLEARNING}),
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
+    assert sent.status_code == 200 and PURGE in sent.json()["citations"]
 
 
-def test_cors_is_off_unless_configured(http):
+def test_cors_is_off_unless_configured(http, server):
+    """A page on another origin gets a 403 and no CORS header; the server's own page (same origin) is answered."""
     response = http.get("/api/info", headers={"Origin": "https://example.org"})
-    assert response.status_code == 200 and "access-control-allow-origin" not in response.headers
+    assert response.status_code == 403 and "access-control-allow-origin" not in response.headers
+    assert "RAG_SERVE_CORS_ORIGINS" in response.json()["error"]
+    own = http.post("/api/ask", json={"question": UNLEARNING}, headers={"Origin": server.url})
+    assert own.status_code == 200
 
 
 def test_sixteen_clients_at_once_are_all_served(http, server):
@@ -417,16 +430,16 @@ def test_cors_allows_only_the_configured_origins(seed_store_dir):
     from fastapi.testclient import TestClient
 
     from rag.api import Papers
-    from rag.server.app import create_app
+    from rag.server.app import ServeOptions, create_app
 
-    app = create_app(Papers(store=seed_store_dir), cors_origins=["https://lab.example"])
-    with TestClient(app) as client:
+    app = create_app(Papers(store=seed_store_dir), ServeOptions(cors_origins=("https://lab.example",)))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         allowed = client.get("/api/info", headers={"Origin": "https://lab.example"})
         other = client.get("/api/info", headers={"Origin": "https://elsewhere.example"})
         preflight = client.options(
             "/api/ask",
             headers={"Origin": "https://lab.example", "Access-Control-Request-Method": "POST"},
         )
-    assert allowed.headers["access-control-allow-origin"] == "https://lab.example"
-    assert "access-control-allow-origin" not in other.headers
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://lab.example"
+    assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
     assert preflight.status_code == 200 and "POST" in preflight.headers["access-control-allow-methods"]

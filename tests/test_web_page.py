@@ -12,6 +12,7 @@ README's); without it the screenshot goes to the test's tmp_path.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import struct
@@ -20,6 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -335,3 +337,59 @@ def test_the_page_reads_events_split_anywhere_and_marks_a_paraphrases_passage(se
         assert marks == {"marks": [True, False, False], "why": "matched"}  # "It works." is too short to count
     marks = browser.execute_script("return highlighted(...arguments)", sentences, None, {})
     assert marks == {"marks": [False, False, False], "why": "none"}
+
+
+# -- other sites (rag/server/guard.py) ------------------------------------------------------------------------
+
+
+@contextmanager
+def other_site(page: str) -> Iterator[str]:
+    """A page on another origin (another loopback port), as a site the user happens to have open."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}/"
+    finally:
+        site.shutdown()
+
+
+def test_another_sites_page_cannot_make_the_server_answer_or_frame_it(server, browser):
+    """A page on another origin posts a question as `text/plain` (a request a browser sends with no preflight) and
+    frames the server's page: the server answers neither (its access log shows the refusals), and the frame stays
+    empty."""
+    question = json.dumps({"question": "which papers study cross-site unlearning?"})
+    page = f"""<!doctype html><title>elsewhere</title>
+<iframe id="frame" src="{server.url}/"></iframe>
+<script>
+fetch("{server.url}/api/ask", {{method: "POST", mode: "no-cors", headers: {{"Content-Type": "text/plain"}},
+  body: {json.dumps(question)}}}).finally(() => {{ document.title = "sent"; }});
+</script>"""
+    seen = len(server.stderr)
+    with other_site(page) as url:
+        browser.get(url)
+        WebDriverWait(browser, 30).until(lambda d: d.title == "sent")
+        time.sleep(0.5)  # the access log line is written once the refusal is sent
+        log = "".join(server.stderr[seen:])
+        assert re.search(r"POST /api/ask 4(03|15) ", log), log
+        assert not re.search(r"POST /api/ask 200 ", log), log
+        frame = browser.find_element(By.ID, "frame")
+        browser.switch_to.frame(frame)
+        try:  # a frame the server refused holds Chromium's error page, never the question box
+            assert not browser.find_elements(By.ID, "question")
+        finally:
+            browser.switch_to.default_content()

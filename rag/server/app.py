@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import hmac
 import sys
+import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -39,6 +40,8 @@ from ..followups import Resolution
 from ..query import MAX_QUESTION_CHARS, parse
 from ..types import Event
 from ..wire import event_json, paper_json, search_json
+from .admission import Admission
+from .guard import SiteGuard
 from .openai_compat import openai_router
 from .protocol import (
     MAX_BODY_BYTES,
@@ -46,6 +49,7 @@ from .protocol import (
     ApiError,
     AskRequest,
     answer_events,
+    check_backend_choice,
     collect,
     error_body,
     one_line,
@@ -53,6 +57,7 @@ from .protocol import (
     status_of,
     validation_message,
 )
+from .work import ClientGone, Departure, EventStream, Work
 
 if TYPE_CHECKING:
     from ..api import Papers
@@ -64,11 +69,7 @@ STATIC = FilePath(__file__).parent / "static"
 
 
 class BodyLimit:
-    """Refuses a request body over `limit` bytes with a 413, before any of it is parsed (declared or not).
-
-    Every body this API takes is JSON, so it is read as JSON whatever type the client declared (`curl -d` sends
-    form encoding): the error is then about the JSON, which the client can fix, not about a header.
-    """
+    """Refuses a request body over `limit` bytes with a 413, before any of it is parsed (declared or not)."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app, self.limit = app, limit
@@ -101,8 +102,6 @@ class BodyLimit:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # then whatever comes: a disconnect while streaming
 
-        headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
-        scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
         await self.app(scope, replay, send)
 
     async def refuse(self, scope: Scope, send: Send) -> None:
@@ -118,28 +117,39 @@ async def _nothing() -> Message:
 # -- the app ------------------------------------------------------------------------------------------------
 
 
-def create_app(
-    papers: Papers,
-    token: str | None = None,
-    cors_origins: list[str] | None = None,
-    access_log: bool = False,
-    max_pending: int | None = None,
-) -> FastAPI:
-    """The app over `papers`. With `token`, every /api and /v1 request needs `Authorization: Bearer <token>`; with
-    `access_log`, each request is a line on stderr (access_log.py); with `max_pending`, questions past that many in
-    flight get a 503 (admission.py)."""
+@dataclass(frozen=True)
+class ServeOptions:
+    """How `rag serve` guards and paces itself (the `RAG_SERVE_*` settings, read by the CLI)."""
+
+    token: str | None = None  # every /api and /v1 request needs `Authorization: Bearer <token>`
+    cors_origins: tuple[str, ...] = ()  # other sites' pages that may call the API (guard.py, CORS)
+    allowed_hosts: tuple[str, ...] = ()  # `Host` names answered besides loopback ("*": any; guard.py)
+    backends: frozenset[str] = frozenset({"extractive"})  # the backends a request may choose
+    access_log: bool = False  # a line per request on stderr (access_log.py)
+    max_pending: int = 64  # answering requests in flight at most (admission.py)
+    max_wait: float = 10.0  # seconds a newly admitted question may expect to wait (admission.py, work.py)
+    workers: int = 2  # threads doing the core's work (work.py)
+
+
+def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
+    """The app over `papers`, guarded and paced by `options`."""
+    options = options or ServeOptions()
+    token = options.token
+    work = Work(options.workers, options.max_wait)
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
         # Open the store, load both models and the BM25 index and the speller's vocabulary now, in one thread,
         # so the first request is not the slow one and no two requests race to fill a lazy cache.
-        await run_in_threadpool(warm_up, papers)
+        work.seconds_per_answer = await work.run(warm_up, papers)
         yield
+        work.shutdown()
 
     # No /docs page: Swagger UI comes from a CDN, and the page must work offline. /openapi.json stays.
     app = FastAPI(title="rag-papers", version=__version__, docs_url=None, redoc_url=None, lifespan=lifespan)
     app.state.papers = papers
+    app.state.work = work
 
     def require_token(request: Request) -> None:
         if token is None:
@@ -149,6 +159,13 @@ def create_app(
         if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
             raise ApiError(401, "a bearer token is required: send `Authorization: Bearer <RAG_SERVE_TOKEN>`")
 
+    # The store's path is the operator's business: a client sees which kind of store answers, not where it lives.
+    store_label = papers.settings.store_label
+    store_kind = "a Chroma server" if papers.settings.chroma_url else "an embedded Chroma store"
+
+    def hidden(message: str) -> str:
+        return message.replace(store_label, "the server's store") if store_label else message
+
     @app.exception_handler(ApiError)
     async def on_api_error(request: Request, exc: ApiError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
@@ -157,7 +174,7 @@ def create_app(
     @app.exception_handler(RagError)
     async def on_rag_error(request: Request, exc: RagError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(request.url.path, status, str(exc)), status)
+        return JSONResponse(error_body(request.url.path, status, hidden(str(exc))), status)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -166,6 +183,10 @@ def create_app(
     @app.exception_handler(HTTPException)  # Starlette's: unknown routes and methods too, not only FastAPI's raises
     async def on_http(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse(error_body(request.url.path, exc.status_code, str(exc.detail)), exc.status_code)
+
+    @app.exception_handler(ClientGone)
+    async def on_gone(request: Request, exc: ClientGone) -> Response:
+        return Response(status_code=499)  # nobody reads it: the status is for the access log (nginx's "client left")
 
     @app.exception_handler(Exception)
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -176,35 +197,44 @@ def create_app(
 
     @api.get("/info")
     def info() -> dict:
-        return papers.info()
+        return {**papers.info(), "store": store_kind}
 
     @api.post("/ask")
-    def ask(body: AskRequest) -> dict:
-        return collect(answer_events(papers, body), body.question)
+    async def ask(body: AskRequest, request: Request) -> dict:
+        check_backend_choice(body, options.backends)
+        departure = Departure(request.receive)
+        events = await work.run(answer_events, papers, body, departure=departure)
+        try:
+            return collect(await work.drain(events, departure), body.question)
+        finally:
+            departure.stop()
+            await work.close(events)
 
     @api.post("/ask/stream")
-    async def ask_stream(body: AskRequest) -> StreamingResponse:
-        events = answer_events(papers, body)
+    async def ask_stream(body: AskRequest) -> EventStream:
+        check_backend_choice(body, options.backends)
+        events = await work.run(answer_events, papers, body)
         # The first event is awaited here, so a bad question is a 4xx, not an error inside a 200 stream.
-        first = await run_in_threadpool(_first, events)
-        return StreamingResponse(sse(first, events, body.question), media_type="text/event-stream", headers=SSE_HEADERS)
+        first = await work.pull(events)
+        return EventStream(work, sse(first, events, body.question), SSE_HEADERS)
 
     @api.get("/search")
-    def search(
+    async def search(
         q: Annotated[str, Query(max_length=MAX_QUESTION_CHARS, description="what to look for")],
         k: Annotated[int | None, Query(ge=K_MIN, le=K_MAX)] = None,
         year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
         venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> dict:
         query = parse(q, year=year, venue=venue)
-        return search_json(query, papers.search_query(query, k=k).sources)
+        retrieval = await work.run(papers.search_query, query, k)
+        return search_json(query, retrieval.sources)
 
     @api.get("/papers/{paper_id}")
     def paper(paper_id: Annotated[str, Path(max_length=200)]) -> dict:
         return paper_json(papers.get(paper_id), sentences=True)
 
     app.include_router(api)
-    app.include_router(openai_router(papers, require_token))
+    app.include_router(openai_router(papers, require_token, work))
 
     # Async, so health checks and the page never wait behind answers for a thread of the pool.
     @app.get("/healthz")
@@ -217,31 +247,36 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    if cors_origins:
+    # Outermost last: the access log sees everything; CORS headers reach every refusal below it; the guard refuses
+    # a foreign host or origin before a body is read or a question counted.
+    app.add_middleware(Admission, work=work, limit=options.max_pending)
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    hosts, origins = frozenset(options.allowed_hosts), frozenset(options.cors_origins)
+    app.add_middleware(SiteGuard, allowed_hosts=hosts, allowed_origins=origins)
+    if options.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(
             CORSMiddleware,
-            allow_origins=cors_origins,
+            allow_origins=list(options.cors_origins),
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
         )
-    if max_pending is not None:
-        from .admission import Admission
-
-        app.add_middleware(Admission, limit=max_pending)
-    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
-    if access_log:  # outermost: the time includes the body limit, and a refused body is logged too
+    if options.access_log:
         from .access_log import AccessLog
 
         app.add_middleware(AccessLog)
     return app
 
 
-def warm_up(papers: Papers) -> None:
-    """Everything a first question loads, loaded: the store, the embedder, the BM25 index, the reranker."""
+def warm_up(papers: Papers) -> float:
+    """Everything a first question loads, loaded (the store, the embedder, the BM25 index, the reranker); then the
+    seconds one extractive answer takes, the first estimate of the pace (work.py)."""
     papers.info()
     papers.search("warm up the retrieval models", k=1)
+    started = time.perf_counter()
+    papers.ask("which papers study graph neural networks?", backend="extractive")
+    return time.perf_counter() - started
 
 
 def _first(events: Iterator[Event]) -> Event | None:

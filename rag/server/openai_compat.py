@@ -15,10 +15,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from fastapi import APIRouter, Depends
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
 
 from ..errors import RagError
 from ..followups import Resolution
@@ -26,6 +24,7 @@ from ..query import MAX_QUESTION_CHARS
 from ..types import Event
 from ..wire import answer_json
 from .protocol import SSE_HEADERS, ApiError, AskRequest, HistoryTurn, K, Venue, Year, answer_events, collect, one_line
+from .work import Departure, EventStream, Work
 
 if TYPE_CHECKING:
     from ..api import Papers
@@ -103,7 +102,7 @@ def usage(answer: dict) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def openai_router(papers: Papers, require_token: Callable[..., None]) -> APIRouter:
+def openai_router(papers: Papers, require_token: Callable[..., None], work: Work) -> APIRouter:
     router = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
 
     @router.get("/models")
@@ -111,11 +110,17 @@ def openai_router(papers: Papers, require_token: Callable[..., None]) -> APIRout
         return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "rag-papers"}]}
 
     @router.post("/chat/completions", response_model=None)
-    async def chat_completions(body: ChatRequest) -> dict | StreamingResponse:
+    async def chat_completions(body: ChatRequest, http: Request) -> dict | EventStream:
         request = body.ask_request()
         model = body.model or MODEL_ID
+        events = await work.run(answer_events, papers, request)
         if not body.stream:
-            answer = await run_in_threadpool(collect, answer_events(papers, request), request.question)
+            departure = Departure(http.receive)
+            try:
+                answer = collect(await work.drain(events, departure), request.question)
+            finally:
+                departure.stop()
+                await work.close(events)
             return {
                 "id": completion_id(),
                 "object": "chat.completion",
@@ -131,11 +136,8 @@ def openai_router(papers: Papers, require_token: Callable[..., None]) -> APIRout
                 "usage": usage(answer),
                 **extras(answer),
             }
-        events = answer_events(papers, request)
-        first = await run_in_threadpool(next, events, None)  # a bad question: a 4xx before the stream
-        return StreamingResponse(
-            chunks(first, events, request.question, model), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+        first = await work.pull(events)  # a bad question: a 4xx before the stream
+        return EventStream(work, chunks(first, events, request.question, model), SSE_HEADERS)
 
     return router
 

@@ -109,6 +109,14 @@ def validation_message(exc: RequestValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "bad request"))
 
 
+def check_backend_choice(body: AskRequest, enabled: frozenset[str]) -> None:
+    """A request may choose only a backend the operator enabled: another would make the server call out (or load
+    a model) on a stranger's say-so."""
+    if body.backend is not None and body.backend not in enabled:
+        names = ", ".join(sorted(enabled))
+        raise ApiError(400, f"the backend {body.backend!r} is not enabled on this server (it answers with: {names})")
+
+
 # -- a request's answer -------------------------------------------------------------------------------------
 
 
