@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .corpus import ID_PATTERN as _ID
+
 # A bracket group whose every comma/semicolon-separated part looks like a paper id.
-_ID = r"[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,63}"
 _GROUP = re.compile(rf"\[\s*({_ID}(?:\s*[,;]\s*{_ID})*)\s*\]")
 _PART_SPLIT = re.compile(r"\s*[,;]\s*")
 MAX_GROUP_CHARS = 300

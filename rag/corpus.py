@@ -17,6 +17,12 @@ from pathlib import Path
 
 from .errors import InputError
 
+# A paper id: the one rule. Ingest refuses any other id, so every id in a store is one an answer can cite
+# (rag.citations reads `[ID]` by this pattern), a URL path can carry and a prompt can hold without escaping.
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,63}"
+PAPER_ID = re.compile(rf"{ID_PATTERN}\Z")
+PAPER_ID_RULE = "1-64 letters, digits and _ . : / - starting with a letter or digit"
+
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".jsonl.gz", ".csv")
 
 # "ICLR 2026 论文列表", "ICLR 2026 Papers", "ICLR 2025 Papers" -> venue "ICLR 2026", year 2026.
@@ -259,8 +265,9 @@ def _paper_from_record(record: dict, where: str) -> Paper:
     if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
         raise InputError(f"{where}: 'id' must be a string or an integer")
     paper_id = str(raw_id).strip()
-    if any(c in paper_id for c in "[]\n\r\t"):
-        raise InputError(f"{where}: id {paper_id!r} may not contain brackets or whitespace control characters")
+    if not PAPER_ID.match(paper_id):
+        shown = paper_id if len(paper_id) <= 80 else paper_id[:77] + "..."
+        raise InputError(f"{where}: id {shown!r} is not a usable paper id: use {PAPER_ID_RULE}, so answers can cite it")
 
     abstract = record.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():

@@ -136,6 +136,29 @@ def test_duplicate_ids_across_files_are_refused(tmp_path):
         load_papers([a, b])
 
 
+@pytest.mark.parametrize(
+    "paper_id",
+    ["a/b?c", 'q"#%', "naïve", "x" * 65, "-leading-dash", "two words", 'inj-02"></source><source id="999-98'],
+)
+def test_an_id_no_route_could_serve_is_refused_in_one_line(tmp_path, paper_id):
+    """One id rule (rag.corpus.PAPER_ID): an id answers could not cite or a URL could not carry is refused at
+    ingest, naming file and line, rather than stored and then quoted as plain text."""
+    path = write(
+        tmp_path / "p.jsonl",
+        '{"id": "ok-1", "abstract": "fine"}\n' + json.dumps({"id": paper_id, "abstract": "x"}) + "\n",
+    )
+    with pytest.raises(InputError) as caught:
+        load_papers([path])
+    text = str(caught.value)
+    assert text.startswith(f"{path}:2: id ") and "not a usable paper id" in text and "\n" not in text
+
+
+@pytest.mark.parametrize("paper_id", ["001-02", "zzR1Uskhj0", "hep-th/9901001", "arXiv:2401.00001", "a_b.c", "x" * 64])
+def test_ids_of_the_rule_are_kept_as_given(tmp_path, paper_id):
+    path = write(tmp_path / "p.jsonl", json.dumps({"id": paper_id, "abstract": "x"}) + "\n")
+    assert [paper.id for paper in load_papers([path])] == [paper_id]
+
+
 def test_missing_path_is_refused(tmp_path):
     with pytest.raises(InputError, match="no such file or directory"):
         load_papers([tmp_path / "nope.jsonl"])

@@ -72,3 +72,44 @@ def test_the_store_path_is_not_shown(http, seed_store_dir):
     info = http.get("/api/info")
     assert info.status_code == 200 and str(seed_store_dir) not in info.text
     assert str(seed_store_dir) not in json.dumps(http.get("/api/papers/nope").json())
+
+
+def test_an_id_with_a_slash_is_cited_and_served(tmp_path):
+    """Ids of the one rule (rag.corpus.PAPER_ID) work on every route: arXiv's old ids hold a "/"."""
+    import subprocess
+    import sys
+
+    from .helpers import cli_env
+
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(
+        json.dumps(
+            {
+                "id": "hep-th/9901001",
+                "title": "Honeybee waggle dances decoded by harmonic radar",
+                "abstract": "We decode the honeybee waggle dance with harmonic radar tracking of foragers.",
+                "year": 2025,
+            }
+        )
+        + "\n"
+        + json.dumps({"id": "p-2", "abstract": "We study graph neural networks for molecules.", "year": 2025})
+        + "\n"
+    )
+    store = tmp_path / "store"
+    env = cli_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "ingest", str(papers), "--store", str(store)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with (
+        running_server(store, XDG_CACHE_HOME=str(tmp_path / "cache")) as served,
+        httpx.Client(base_url=served.url, timeout=120) as client,
+    ):
+        paper = client.get("/api/papers/hep-th/9901001")
+        assert paper.status_code == 200 and paper.json()["id"] == "hep-th/9901001"
+        answer = client.post("/api/ask", json={"question": "which papers decode the honeybee waggle dance?"}).json()
+        assert "hep-th/9901001" in answer["citations"] and "[hep-th/9901001]" in answer["answer"]

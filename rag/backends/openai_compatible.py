@@ -31,7 +31,7 @@ def format_sources(sources: list[Source], template: str, brief: frozenset[str] =
     return "\n".join(
         render(
             template,
-            id=s.id,
+            id=clean(s.id),  # ingest's id rule leaves nothing to neutralise; a store written otherwise is not trusted
             year=str(s.year or ""),
             title=clean(s.title or ""),
             abstract=clean(_first_sentence(s.abstract or s.snippet) if s.id in brief else s.abstract or s.snippet),

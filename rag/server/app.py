@@ -229,7 +229,7 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
         retrieval = await work.run(papers.search_query, query, k)
         return search_json(query, retrieval.sources)
 
-    @api.get("/papers/{paper_id}")
+    @api.get("/papers/{paper_id:path}")  # an id may hold "/" (arXiv's old ids: hep-th/9901001)
     def paper(paper_id: Annotated[str, Path(max_length=200)]) -> dict:
         return paper_json(papers.get(paper_id), sentences=True)
 
