@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from . import __version__
 from .config import K_MAX, K_MIN, check_k
@@ -90,11 +90,29 @@ def _user_errors(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from None
 
 
+class PapersServer(MCPServer):
+    """The SDK's server, with argument errors in one line: it reports pydantic's whole multi-line text (the
+    field, the message, the input, a documentation URL), where an assistant needs the field and what to fix."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = []
+            for error in cause.errors()[:3]:
+                where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+                problems.append(f"{where}: {error.get('msg', 'invalid')}")
+            raise ToolError(f"Error executing tool {name}: {'; '.join(problems)}") from cause
+
+
 def build_server(papers: Papers) -> MCPServer:
     """The MCP server over `papers`, tools registered, not yet serving (tests and other transports use it)."""
     # WARNING: the SDK configures the root logger at this level (on stderr); INFO would add a line per call
     # and every library's chatter to the client's log.
-    server = MCPServer("rag-papers", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = PapersServer("rag-papers", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     # The SDK runs plain (non-async) tools in worker threads, so a slow answer doesn't stall the session.
     @server.tool(description=SEARCH)

@@ -134,6 +134,9 @@ def test_get_paper_returns_the_full_abstract(server, seed_papers):
         ("ask", {"question": "   "}, "the question is empty"),
         ("search_papers", {"query": "unlearning", "k": 0}, "k must be between 1 and 100, not 0"),
         ("ask", {"question": "which papers study unlearning?", "k": 1000}, "k must be between 1 and 100, not 1000"),
+        ("search_papers", {"query": "unlearning", "k": "many"}, "k: Input should be a valid integer"),
+        ("ask", {}, "question: Field required"),
+        ("get_paper", {"id": ["001-02"]}, "id: Input should be a valid string"),
     ],
 )
 def test_user_errors_come_back_as_one_line_tool_errors(server, tool, arguments, message):
