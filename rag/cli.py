@@ -384,7 +384,12 @@ def serve(
     import uvicorn
 
     from .api import Papers
-    from .server.app import ServeOptions, create_app
+    from .server.app import ServeOptions, create_app, warm_up
+
+    papers = Papers(settings=settings)
+    # Warmed here, not in the app's startup: a store that cannot be read is then this command's one-line error,
+    # where uvicorn would print its traceback.
+    pace = warm_up(papers)
 
     def listed(value: str | None) -> tuple[str, ...]:
         return tuple(item.strip() for item in (value or "").split(",") if item.strip())
@@ -402,8 +407,8 @@ def serve(
         max_pending=settings.serve_max_pending,
         max_wait=settings.serve_max_wait,
         workers=settings.serve_workers,
+        pace=pace,
     )
-    papers = Papers(settings=settings)
     bound = sock.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
 

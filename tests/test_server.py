@@ -443,3 +443,31 @@ def test_cors_allows_only_the_configured_origins(seed_store_dir):
     assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == "https://lab.example"
     assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
     assert preflight.status_code == 200 and "POST" in preflight.headers["access-control-allow-methods"]
+
+
+def test_a_store_whose_vectors_do_not_match_its_manifest_is_one_line_at_start(seed_store_dir, tmp_path):
+    """A collection whose manifest names the packaged model but whose vectors are 8-dimensional (written by other
+    code): `rag serve` fails at its warm-up with one line, not uvicorn's startup traceback."""
+    import shutil
+
+    import chromadb
+
+    store = tmp_path / "store"
+    shutil.copytree(seed_store_dir, store)
+    client = chromadb.PersistentClient(path=str(store))
+    manifest = dict(client.get_collection("papers").metadata or {})
+    client.delete_collection("papers")
+    odd = client.create_collection("papers", metadata=manifest, embedding_function=None)
+    meta = {"paper_id": "x-1", "chunk": 0, "n_chunks": 1, "paper_hash": "h", "year": 2025, "title": "t"}
+    odd.add(ids=["x-1#0"], embeddings=[[0.1] * 8], documents=["graph neural networks"], metadatas=[meta])
+    del odd, client
+    result = subprocess.run(
+        [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", "0"],
+        env=cli_env(XDG_CACHE_HOME=str(tmp_path / "cache")),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode != 0
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr

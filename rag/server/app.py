@@ -129,6 +129,7 @@ class ServeOptions:
     max_pending: int = 64  # answering requests in flight at most (admission.py)
     max_wait: float = 10.0  # seconds a newly admitted question may expect to wait (admission.py, work.py)
     workers: int = 2  # threads doing the core's work (work.py)
+    pace: float | None = None  # seconds per answer measured by a warm-up already done (`rag serve` does it first)
 
 
 def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
@@ -142,7 +143,7 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
     async def lifespan(_app: FastAPI):
         # Open the store, load both models and the BM25 index and the speller's vocabulary now, in one thread,
         # so the first request is not the slow one and no two requests race to fill a lazy cache.
-        work.seconds_per_answer = await work.run(warm_up, papers)
+        work.seconds_per_answer = options.pace if options.pace is not None else await work.run(warm_up, papers)
         yield
         work.shutdown()
 
