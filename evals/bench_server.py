@@ -7,6 +7,13 @@ The questions are the eval set's (evals/questions.jsonl), each asked once to war
 question `--rounds` times through `/api/ask` and through `/api/ask/stream`; then 16 clients, each asking the whole
 list through the stream endpoint at once. Time to first text is from sending the request to the first `text`
 event; total is to the `answer` event. Writes results.json and a Markdown table (server.md) under --out.
+
+    python evals/bench_server.py --store STORE --out bench-burst --bursts 3 [--code OLD_CHECKOUT]
+
+`--bursts N` measures overload instead: N bursts of 100 clients at once (each its own connection, a 30 s
+timeout, one `/api/ask`): the admitted answers' p95, the share refused (503) and how fast, client timeouts, the
+recovery (from the last client of a burst leaving to a new question answered), and the server's RSS after each
+burst. `--code DIR` runs the server from another checkout (PYTHONPATH), to compare two versions in one run.
 """
 
 from __future__ import annotations
@@ -33,9 +40,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
-def start_server(store: Path) -> tuple[subprocess.Popen, str]:
+def start_server(store: Path, code: Path | None = None) -> tuple[subprocess.Popen, str]:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(code)} if code else None
     process = subprocess.Popen(
-        [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", "0"],
+        [sys.executable, "-m", "rag", "serve", "--store", str(store), "--port", "0", "--no-access-log"],
+        env=env,
+        cwd=code,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -85,6 +97,80 @@ def summary(values: list[float]) -> dict:
     return {"p50": round(statistics.median(values), 1), "p95": round(percentile(values, 95), 1), "n": len(values)}
 
 
+BURST_CLIENTS = 100
+CLIENT_TIMEOUT_S = 30.0
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def one_burst(url: str, questions: list[str]) -> dict:
+    def one(i: int) -> tuple[int, float]:
+        started = time.perf_counter()
+        with httpx.Client(base_url=url, timeout=CLIENT_TIMEOUT_S) as client:
+            try:
+                status = client.post("/api/ask", json={"question": questions[i % len(questions)]}).status_code
+            except httpx.TimeoutException:
+                status = 0
+        return status, time.perf_counter() - started
+
+    with ThreadPoolExecutor(BURST_CLIENTS) as pool:
+        results = list(pool.map(one, range(BURST_CLIENTS)))
+    left = time.perf_counter()  # every client has its reply or has given up
+    recovered = None
+    with httpx.Client(base_url=url, timeout=CLIENT_TIMEOUT_S) as client:
+        while time.perf_counter() - left < 300:
+            try:
+                if client.post("/api/ask", json={"question": questions[0]}).status_code == 200:
+                    recovered = time.perf_counter() - left
+                    break
+            except httpx.TimeoutException:
+                pass
+            time.sleep(0.2)
+    answered = [seconds * 1000 for status, seconds in results if status == 200]
+    refused = [seconds * 1000 for status, seconds in results if status == 503]
+    return {
+        "answered": len(answered),
+        "answered_p95_ms": round(percentile(answered, 95), 1) if answered else None,
+        "refused": len(refused),
+        "refused_max_ms": round(max(refused), 1) if refused else None,
+        "timed_out": sum(1 for status, _ in results if status == 0),
+        "other": sum(1 for status, _ in results if status not in (0, 200, 503)),
+        "recovery_s": round(recovered, 2) if recovered is not None else None,
+    }
+
+
+def bursts(args: argparse.Namespace, questions: list[str]) -> None:
+    process, url = start_server(args.store, args.code)
+    rows = []
+    try:
+        for _ in range(args.bursts):
+            row = one_burst(url, questions)
+            row["rss_mb"] = rss_mb(process.pid)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    label = args.label or str(args.code or "this checkout")
+    (args.out / "burst.json").write_text(json.dumps({"label": label, "bursts": rows}, indent=2))
+    table = [
+        f"| {label}: burst | answered | p95 answered | refused (slowest) | timed out | recovery | RSS |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n, row in enumerate(rows, 1):
+        table.append(
+            f"| {n} | {row['answered']} | {row['answered_p95_ms']} ms | {row['refused']} ({row['refused_max_ms']} ms) "
+            f"| {row['timed_out']} | {row['recovery_s']} s | {row['rss_mb']} MB |"
+        )
+    (args.out / "burst.md").write_text("\n".join(table) + "\n")
+    print("\n".join(table))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, required=True)
@@ -92,9 +178,14 @@ def main() -> None:
     parser.add_argument("--label", default="")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    parser.add_argument("--bursts", type=int, default=0, help="measure N bursts of 100 clients instead")
+    parser.add_argument("--code", type=Path, default=None, help="run the server from this checkout")
     args = parser.parse_args()
     questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.bursts:
+        bursts(args, questions)
+        return
 
     process, url = start_server(args.store)
     try:

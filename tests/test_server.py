@@ -471,3 +471,16 @@ def test_a_store_whose_vectors_do_not_match_its_manifest_is_one_line_at_start(se
     assert result.returncode != 0
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_blank_token_is_refused_at_start(seed_store_dir):
+    """A whitespace-only RAG_SERVE_TOKEN would start a server that refuses every request: it does not start."""
+    result = subprocess.run(
+        [sys.executable, "-m", "rag", "serve", "--store", str(seed_store_dir), "--port", "0"],
+        env=cli_env(RAG_SERVE_TOKEN="   "),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert result.stderr.count("\n") == 1 and "RAG_SERVE_TOKEN is blank" in result.stderr
