@@ -484,3 +484,27 @@ def test_a_blank_token_is_refused_at_start(seed_store_dir):
     )
     assert result.returncode != 0
     assert result.stderr.count("\n") == 1 and "RAG_SERVE_TOKEN is blank" in result.stderr
+
+
+def test_refusals_carry_cors_headers_and_a_preflight_is_never_refused(seed_store_dir):
+    """A page on an allowed origin reads a 413 or a 503 as what it is (not as a CORS failure), and its preflight
+    is answered even when questions are refused: a preflight is not a question."""
+    from fastapi.testclient import TestClient
+
+    from rag.api import Papers
+    from rag.server.app import ServeOptions, create_app
+
+    lab = {"Origin": "https://lab.example"}
+    # A pace of 10 s per answer on 2 workers against a 0.1 s wait: every question is refused.
+    options = ServeOptions(cors_origins=("https://lab.example",), max_wait=0.1, pace=10.0)
+    with TestClient(create_app(Papers(store=seed_store_dir), options), base_url="http://127.0.0.1") as client:
+        busy = client.post("/api/ask", json={"question": "which papers study unlearning?"}, headers=lab)
+        too_big = client.post(
+            "/api/ask", content=b"x" * (65 * 1024), headers={**lab, "Content-Type": "application/json"}
+        )
+        preflight = client.options("/api/ask", headers={**lab, "Access-Control-Request-Method": "POST"})
+    assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1 and "busy" in busy.json()["error"]
+    assert too_big.status_code == 413
+    for response in (busy, too_big):
+        assert response.headers["access-control-allow-origin"] == "https://lab.example"
+    assert preflight.status_code == 200
