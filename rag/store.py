@@ -167,6 +167,7 @@ class Store:
         # The generation whose vectors this client holds: read when the collection is first opened, moved on by
         # this Store's own writes; a different one on disk was written by another process.
         self._held: str | None = None
+        self._reopen = False  # a read failed inside Chroma: the next read starts on a new system
         self._next_check = time.monotonic() + REFRESH_SECONDS
         self._following = threading.Lock()  # one check (and reopen) at a time; queries never wait on it
         # Read through an interrupted rebuild swap (`rag.ingest.recover_rebuild`); off for a rebuild's own collection.
@@ -228,7 +229,7 @@ class Store:
             if not force and now < self._next_check:
                 return  # another thread just checked
             self._next_check = now + REFRESH_SECONDS
-            if self._held is None:
+            if self._held is None and not self._reopen:
                 return  # nothing read yet: the first open reads the disk as it is
             self._catch_up()
         finally:
@@ -244,61 +245,86 @@ class Store:
         except ChromaNotFound:
             current = None
         except Exception:
-            return
+            if not self._reopen:
+                return
+            current = None  # the old system fails: a new one is tried below
         generation = _generation_of(current) if current is not None else None
-        if generation == self._held:
+        if generation == self._held and not self._reopen:
             return
+        count: int | None = None
         if self._own_client and not self.settings.chroma_url:
             try:
-                self.client = self._reopened_client()
+                self.client, current, count = self._reopened()
             except RagError:
-                return  # the old client still answers (from the old view)
-            current = None  # a handle of the old system: opened again from the new one on first use
+                return  # the old client still answers, from the old view
+            generation = _generation_of(current) if current is not None else None
         self._collection = current
-        self._count = None
+        self._count = (current, count) if current is not None and count is not None else None
         self._venues = None
         self._held = generation
 
-    def _reopened_client(self):
-        """A client on a new embedded Chroma system for the store (see `follow_disk`)."""
-        path = self.client._identifier  # the key Chroma caches the system under: the path as it was given
-        old = _forget_system(path)
-        try:
-            return _client(self.settings)
-        except BaseException:
-            _restore_system(path, old)  # keep answering from the old view rather than not at all
-            raise
-
-    def _readable(self, name: str):
-        """The collection `name`; while a rebuild's swap is cut short between its renames (no `name` for a
-        moment), the complete one of the two beside it: the new if it was finished, else the old."""
+    def _reopened(self) -> tuple[Any, Any, int | None]:
+        """(a client on a new embedded Chroma system for the store, its collection, the chunk count): see
+        `follow_disk`. The count is the new system's first read, where Chroma applies the log another writer
+        left; when that fails (a full disk: another ingest stopped half-way), the old system is kept, and this
+        process answers from its old view instead of failing every read until there is room."""
         from chromadb.errors import NotFoundError as ChromaNotFound
 
+        path = self.client._identifier  # the key Chroma caches the system under: the path as it was given
+        old = _forget_system(path)
+        client = None
         try:
-            return self.client.get_collection(name, embedding_function=None)
+            client = _client(self.settings)
+            try:
+                collection = self._readable(self.settings.collection, client)
+                count = collection.count()
+            except ChromaNotFound:
+                collection, count = None, None
+            self._reopen = False
+            return client, collection, count
+        except Exception as exc:
+            if client is not None and self._reopen:
+                # The old system failed a read itself: no view to keep. The new one goes on (the read that
+                # follows fails in one line), and `_reopen` stays: the next check starts another new system.
+                return client, None, None
+            _forget_system(path)  # the new system, if it started: dropped
+            _restore_system(path, old)
+            if isinstance(exc, RagError):
+                raise
+            raise StoreError(explain(exc, self.settings.store_label)) from None
+
+    def _readable(self, name: str, client: Any = None):
+        """The collection `name` (through `client`, else this Store's); while a rebuild's swap is cut short
+        between its renames (no `name` for a moment), the complete one of the two beside it: the new if it was
+        finished, else the old."""
+        from chromadb.errors import NotFoundError as ChromaNotFound
+
+        client = client or self.client
+        try:
+            return client.get_collection(name, embedding_function=None)
         except ChromaNotFound:
             if not self.fallback:
                 raise
         temp_name, aside_name = self.swap_names()
-        new = self.find(temp_name)
+        new = self.find(temp_name, client)
         if new is not None and (new.metadata or {}).get(REBUILT):
             return new
-        old = self.find(aside_name)
+        old = self.find(aside_name, client)
         if old is not None:
             return old
-        return self.client.get_collection(name, embedding_function=None)  # raises NotFound: there is none
+        return client.get_collection(name, embedding_function=None)  # raises NotFound: there is none
 
     def swap_names(self) -> tuple[str, str]:
         """(the collection a rebuild fills, the name the old collection is moved to while the new one moves in)"""
         final = self.settings.collection
         return f"{final}-rebuild", f"{final}-replaced"
 
-    def find(self, name: str):
-        """The collection `name`, or None when there is none."""
+    def find(self, name: str, client: Any = None):
+        """The collection `name` (through `client`, else this Store's), or None when there is none."""
         from chromadb.errors import NotFoundError as ChromaNotFound
 
         try:
-            return self.client.get_collection(name, embedding_function=None)
+            return (client or self.client).get_collection(name, embedding_function=None)
         except ChromaNotFound:
             return None
 
@@ -381,7 +407,20 @@ class Store:
         except RagError:
             raise  # already a user-facing failure: an unknown retriever is the user's input, not the store's fault
         except Exception as exc:
+            self._after_failure(exc)
             raise StoreError(explain(exc, self.settings.store_label)) from None
+
+    def _after_failure(self, exc: Exception) -> None:
+        """After an embedded Chroma read failed inside Chroma (a full disk: "failed to apply logs"), the next
+        read, here or by a new `Store` in this process, starts on a new Chroma system. Retried on the same one,
+        `count()` hung for good within 2-5 tries (measured on a full tmpfs); on a new one each try fails at once,
+        and succeeds once there is room."""
+        from chromadb.errors import InternalError
+
+        if isinstance(exc, InternalError) and self._own_client and not self.settings.chroma_url:
+            _forget_system(self.client._identifier)
+            self._reopen = True
+            self._next_check = 0.0  # at the next read, not in REFRESH_SECONDS
 
     def query(self, vector: np.ndarray, n: int, where: dict | None = None, details: bool = True) -> list[ChunkHit]:
         """The `n` nearest chunks, best first, with cosine similarity as the score.

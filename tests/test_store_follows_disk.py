@@ -8,6 +8,7 @@ process added, whatever collection handle it asked for, until the store reopens 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -161,3 +162,57 @@ def test_rag_serve_finds_a_paper_another_process_ingests(store_copy, tmp_path):
         assert http.get("/api/info").json()["papers"] == before + 1
         asked = http.post("/api/ask", json={"question": "which papers study the honeybee waggle dance?"}).json()
         assert NEW in [s["id"] for s in asked["sources"]]
+
+
+# -- a full disk (a real tmpfs, as tests/reliability/test_store_safety.py mounts them) -----------------------------
+
+TRIES = """
+import sys
+from rag import Papers
+papers = Papers(store=sys.argv[1])
+for _ in range(4):  # retried on the same Chroma system, the count hung within 2-5 tries
+    try:
+        print("papers", papers.info()["papers"], flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, exc, flush=True)
+"""
+
+
+def test_a_full_disk_is_one_clear_line_and_a_running_reader_keeps_its_view_then_catches_up(tmp_path, seed_store_dir):
+    from .reliability.test_store_safety import mounted
+
+    size = sum(f.stat().st_size for f in seed_store_dir.rglob("*") if f.is_file()) // 1024 + 1100  # KB: ~1 MB free
+    with mounted(["-t", "tmpfs", "-o", f"size={size}k", "tmpfs"], tmp_path / "small") as disk:
+        store = disk / "store"
+        shutil.copytree(seed_store_dir, store)
+        reader = Papers(store=store)
+        assert reader.info()["papers"] == 95 and reader.search(TOPIC, k=1)
+
+        # Another process's ingest fills the disk half-way: the new paper first, then more than there is room for.
+        rows = [NEW_PAPER] + [
+            {"id": f"pad-{n}", "title": f"Padding {n}", "abstract": "Padding sentence about nothing at all. " * 40}
+            for n in range(400)
+        ]
+        corpus = tmp_path / "big.jsonl"
+        corpus.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        env = cli_env(XDG_CACHE_HOME=str(tmp_path / "cache"), RAG_INGEST_WINDOW="24")
+        run = [sys.executable, "-m", "rag", "ingest", str(corpus), "--store", str(store)]
+        full = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+        assert full.returncode == 1 and "is the disk full?" in full.stderr, full.stderr
+
+        # The running reader: Chroma cannot apply the log that ingest left, so it answers from the view it has.
+        time.sleep(REFRESH_SECONDS + 0.5)
+        assert reader.info()["papers"] == 95 and reader.search(TOPIC, k=1)
+
+        # A new process: each try one line (never Chroma's InternalError), and none hangs.
+        tries = subprocess.run(
+            [sys.executable, "-c", TRIES, str(store)], env=env, capture_output=True, text=True, timeout=120, cwd=REPO
+        )
+        lines = [line for line in tries.stdout.splitlines() if line]
+        disk_full = f"StoreError the store at {store} could not be written (is the disk full?): free space and run the "
+        assert lines == [disk_full + "command again"] * 4, tries.stdout + tries.stderr
+
+        # Room again: the reader catches up with what the ingest committed, no restart.
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+        found, _ = until(lambda: [s.id for s in reader.search(TOPIC, k=1)] == [NEW])
+        assert found
