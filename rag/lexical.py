@@ -307,8 +307,13 @@ def get_index(store: Store) -> LexicalIndex:
     if index is not None and index.generation == generation:
         return index
     # One loader at a time (the HTTP server's requests share this cache): two threads rebuilding the same index
-    # would write the same staging folder.
-    with _loading:
+    # would write the same staging folder. While one rebuilds after another process's ingest (seconds to minutes
+    # at 31.5k papers), the others answer from the index they had rather than queue behind it: a paper the old
+    # index names that the store no longer has is dropped by the fusion's store read, and a new one is found by
+    # the dense side meanwhile.
+    if not _loading.acquire(blocking=index is None):
+        return index
+    try:
         index = _loaded.get(directory)
         if index is None or index.generation != generation:
             index = LexicalIndex.load(directory)
@@ -318,6 +323,8 @@ def get_index(store: Store) -> LexicalIndex:
                     index.save(directory)
             _loaded[directory] = index
         return index
+    finally:
+        _loading.release()
 
 
 def clear_cache() -> None:

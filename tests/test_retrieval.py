@@ -175,6 +175,43 @@ def test_a_store_written_without_the_index_gets_one_at_its_first_question(settin
     assert LexicalIndex.load(index_dir(store)).generation == store.generation()
 
 
+def test_while_one_thread_rebuilds_the_index_the_others_answer_from_the_last_one(settings, monkeypatch):
+    """Another process's ingest changed the store: the first question rebuilds BM25 (minutes at 31.5k papers);
+    a server's other questions meanwhile search the index they had instead of queueing behind the rebuild."""
+    import threading
+
+    from rag import lexical
+
+    embedder = get_embedder(settings)
+    ingest(Store(settings), papers("Sparse attention kernels."), embedder)
+    old = get_index(Store(settings))
+    write(Store(settings), papers("Tokenizer-free byte-level language models."), embedder)  # index now stale
+
+    rebuilding, finish = threading.Event(), threading.Event()
+    real_build = LexicalIndex.from_store.__func__
+
+    def slow_build(cls, store):
+        rebuilding.set()
+        assert finish.wait(30)
+        return real_build(cls, store)
+
+    monkeypatch.setattr(LexicalIndex, "from_store", classmethod(slow_build))
+    rebuilt: list[LexicalIndex] = []
+    first = threading.Thread(target=lambda: rebuilt.append(get_index(Store(settings))))
+    first.start()
+    assert rebuilding.wait(30)
+    try:
+        assert get_index(Store(settings)) is old  # at once, not after the rebuild
+    finally:
+        finish.set()
+        first.join(30)
+    store = Store(settings)
+    assert rebuilt[0].generation == store.generation() != old.generation
+    assert get_index(store) is rebuilt[0]
+    assert [h.paper_id for h in get_index(store).search("byte-level tokenizer-free", 5)] == ["b"]
+    lexical._loaded.clear()
+
+
 def test_unchanged_reingest_keeps_the_generation(settings):
     embedder = get_embedder(settings)
     write(Store(settings), papers("Sparse attention."), embedder)

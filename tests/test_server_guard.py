@@ -113,3 +113,26 @@ def test_an_id_with_a_slash_is_cited_and_served(tmp_path):
         assert paper.status_code == 200 and paper.json()["id"] == "hep-th/9901001"
         answer = client.post("/api/ask", json={"question": "which papers decode the honeybee waggle dance?"}).json()
         assert "hep-th/9901001" in answer["citations"] and "[hep-th/9901001]" in answer["answer"]
+
+
+def test_an_error_midway_through_a_stream_does_not_show_the_store_path(tmp_path):
+    """A store that fails after the answer began (a full disk, another process's rebuild): the stream's last
+    event says so in one line, with the store named as the server's, on /api/ask/stream and /v1 alike."""
+    from rag.errors import StoreError
+    from rag.server.app import sse
+    from rag.server.openai_compat import chunks
+    from rag.types import Event
+
+    label = str(tmp_path / "private" / "store")
+
+    def failing():
+        yield Event("text", text="Two papers study it")
+        raise StoreError(f"the store at {label} could not be read (is the disk full?)")
+
+    for stream in (
+        list(sse(Event("text", text="…"), failing(), UNLEARNING, label)),
+        list(chunks(Event("text", text="…"), failing(), UNLEARNING, "rag-papers", label)),
+    ):
+        said = [message for message in stream if "is the disk full?" in message]
+        assert len(said) == 1 and "the server's store" in said[0]
+        assert str(tmp_path) not in "".join(stream)

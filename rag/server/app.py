@@ -50,9 +50,9 @@ from .protocol import (
     AskRequest,
     answer_events,
     check_backend_choice,
+    client_message,
     collect,
     error_body,
-    one_line,
     sse_message,
     status_of,
     validation_message,
@@ -164,9 +164,6 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
     store_label = papers.settings.store_label
     store_kind = "a Chroma server" if papers.settings.chroma_url else "an embedded Chroma store"
 
-    def hidden(message: str) -> str:
-        return message.replace(store_label, "the server's store") if store_label else message
-
     @app.exception_handler(ApiError)
     async def on_api_error(request: Request, exc: ApiError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
@@ -175,7 +172,7 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
     @app.exception_handler(RagError)
     async def on_rag_error(request: Request, exc: RagError) -> JSONResponse:
         status = status_of(exc)
-        return JSONResponse(error_body(request.url.path, status, hidden(str(exc))), status)
+        return JSONResponse(error_body(request.url.path, status, client_message(exc, store_label)), status)
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -217,7 +214,7 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
         events = await work.run(answer_events, papers, body)
         # The first event is awaited here, so a bad question is a 4xx, not an error inside a 200 stream.
         first = await work.pull(events)
-        return EventStream(work, sse(first, events, body.question), SSE_HEADERS)
+        return EventStream(work, sse(first, events, body.question, store_label), SSE_HEADERS)
 
     @api.get("/search")
     async def search(
@@ -284,7 +281,7 @@ def _first(events: Iterator[Event]) -> Event | None:
     return next(events, None)
 
 
-def sse(first: Event | None, events: Iterator[Event], question: str) -> Iterator[str]:
+def sse(first: Event | None, events: Iterator[Event], question: str, store_label: str = "") -> Iterator[str]:
     """The events as Server-Sent Events (a sync iterator: Starlette runs it in the thread pool). An error after
     the stream began becomes an `error` event with its one line."""
     resolution: Resolution | None = None
@@ -296,7 +293,7 @@ def sse(first: Event | None, events: Iterator[Event], question: str) -> Iterator
             yield sse_message(event.type, event_json(event, question, resolution))
             event = next(events, None)
     except RagError as exc:
-        yield sse_message("error", {"type": "error", "error": one_line(str(exc))})
+        yield sse_message("error", {"type": "error", "error": client_message(exc, store_label)})
     except Exception as exc:  # the stream has begun: the client gets one line, the operator the traceback
         traceback.print_exception(exc, file=sys.stderr)
         yield sse_message("error", {"type": "error", "error": f"internal error: {type(exc).__name__}"})

@@ -23,7 +23,18 @@ from ..followups import Resolution
 from ..query import MAX_QUESTION_CHARS
 from ..types import Event
 from ..wire import answer_json
-from .protocol import SSE_HEADERS, ApiError, AskRequest, HistoryTurn, K, Venue, Year, answer_events, collect, one_line
+from .protocol import (
+    SSE_HEADERS,
+    ApiError,
+    AskRequest,
+    HistoryTurn,
+    K,
+    Venue,
+    Year,
+    answer_events,
+    client_message,
+    collect,
+)
 from .work import Departure, EventStream, Work
 
 if TYPE_CHECKING:
@@ -137,12 +148,15 @@ def openai_router(papers: Papers, require_token: Callable[..., None], work: Work
                 **extras(answer),
             }
         first = await work.pull(events)  # a bad question: a 4xx before the stream
-        return EventStream(work, chunks(first, events, request.question, model), SSE_HEADERS)
+        stream = chunks(first, events, request.question, model, papers.settings.store_label)
+        return EventStream(work, stream, SSE_HEADERS)
 
     return router
 
 
-def chunks(first: Event | None, events: Iterator[Event], question: str, model: str) -> Iterator[str]:
+def chunks(
+    first: Event | None, events: Iterator[Event], question: str, model: str, store_label: str = ""
+) -> Iterator[str]:
     """OpenAI's `chat.completion.chunk` stream: the role, the checked text as it comes, then a last chunk with
     `finish_reason` and the citations and sources; `[DONE]`. An error midway is a chunk with `error`."""
     base = {"id": completion_id(), "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
@@ -165,7 +179,7 @@ def chunks(first: Event | None, events: Iterator[Event], question: str, model: s
                 yield chunk({}, "stop", usage=usage(answer), **extras(answer))
             event = next(events, None)
     except RagError as exc:
-        error = {"message": one_line(str(exc)), "type": "server_error", "param": None, "code": None}
+        error = {"message": client_message(exc, store_label), "type": "server_error", "param": None, "code": None}
         yield f"data: {json.dumps({'error': error})}\n\n"
     finally:
         close = getattr(events, "close", None)

@@ -82,6 +82,12 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split()) or "error"
 
 
+def client_message(exc: BaseException, store_label: str) -> str:
+    """An error of the core as a client reads it: one line, the store's path (the operator's business) replaced."""
+    message = one_line(str(exc))
+    return message.replace(store_label, "the server's store") if store_label else message
+
+
 def error_body(path: str, status: int, message: str) -> dict:
     """`{"error": "…"}` for /api; OpenAI's shape for /v1, so its clients show the message."""
     message = one_line(message)
