@@ -29,6 +29,7 @@ SETS = {
     "sealed": ["evals/sealed.jsonl"],
     "sealed2": ["evals/sealed2.jsonl"],
     "sealed3": ["evals/sealed3.jsonl"],
+    "sealed4": ["evals/sealed4.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -10,6 +10,9 @@ The rules, in the order a refusal names them:
 - a topic question no retrieved paper holds every facet of (rag.facets: the paper on graph neural networks does
   not answer "adversarial robustness of graph neural networks");
 - a count question none of whose relevant papers gives a number of what it counts;
+- a question naming a paper (a retrieved paper writes one of its names) and a dataset, benchmark, metric or model
+  that none of the retrieved papers writes ("what FID does DiVeQ reach on ImageNet?" of a DiVeQ abstract without
+  FID or ImageNet): the abstracts do not report it, and the refusal quotes what the paper does report;
 - the best paper under the bar: its calibrated relevance under `calibration.relevance_bar` (unless a paper writes
   the name a "what is X?" question asks about), or with the reranker off its cosine under `min_score` (less a
   slack for a paper holding every term of the question).
@@ -25,7 +28,7 @@ from dataclasses import replace
 from .facets import facets_held, gives_count, holds_topic, missing_text
 from .lexical import term_coverages
 from .policy import EVIDENCE, Policy
-from .query import Query, names_any
+from .query import Query, mentions, names_any
 from .terms import term_evidence, term_stats, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
@@ -66,7 +69,8 @@ def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
     relevant = [s for s in sources if s.relevance is None or s.relevance >= bar]
     no_count = counting is not None and not any(s.id in counting for s in relevant)
     no_topic = holding is not None and not holding
-    if not (under_bar or no_count or no_topic):
+    naming, unnamed = lacking_details(query, sources)
+    if not (under_bar or no_count or no_topic or unnamed):
         return Verdict(True, "evidence", holding=holding, counting=counting, defined=defined)
 
     closest = by_closeness(sources)
@@ -74,9 +78,27 @@ def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
         return Verdict(False, "topic", max(closest, key=lambda s: facets_held(s.facet_shares, policy.facet_bar)))
     if no_count:
         return Verdict(False, "count", closest[0], counting=counting)
+    if unnamed and naming is not None:
+        named = tuple(n for n in query.specifics if mentions(n, naming.text))
+        return Verdict(False, "detail", naming, named=named, unnamed=unnamed)
     if reranked:
         return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
     return Verdict(False, "score", max(sources, key=lambda s: s.score))
+
+
+def lacking_details(query: Query, sources: Sequence[Source]) -> tuple[Source | None, tuple[str, ...]]:
+    """(the closest paper writing one of the question's specific names, the names none of `sources` writes). A
+    near miss names its paper ("DiVeQ") and a detail its abstract does not give ("FID on ImageNet"); the
+    cross-encoder still scores the paper relevant, since it is the right paper. Every paper shown is read, so "how
+    do PURGE and Sharp MinMax differ?" is held by the two papers together. Lists are left to the facet rule: a
+    list's names are its topic."""
+    if query.wants_list or len(query.specifics) < 2:
+        return None, ()
+    naming = [s for s in sources if any(mentions(name, s.text) for name in query.specifics)]
+    if not naming:
+        return None, ()
+    unnamed = tuple(n for n in query.specifics if not any(mentions(n, s.text) for s in naming))
+    return (by_closeness(naming)[0], unnamed) if unnamed else (None, ())
 
 
 def list_beyond(query: Query, verdict: Verdict, more: Sequence[Source], policy: Policy) -> Verdict:
@@ -154,6 +176,13 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
             f"{lead}none of the papers found gives a number of {query.counts}; "
             f"the closest ({closest.id}, {_judged(closest)}) gives none."
         )
+    if verdict.reason == "detail":
+        said = _closest_sentence(query, closest)
+        reports = f"; what it does report: “{said}”" if said else ""
+        return (
+            f"{lead}the paper that writes {_names(verdict.named, 'and')} ({closest.id}, {_judged(closest)}) never "
+            f"mentions {_names(verdict.unnamed, 'or')}{reports}"
+        )
     if verdict.reason == "judged":
         assert policy.judge_model is not None and verdict.likelihood is not None
         why = _weakest_text(verdict.weakest, closest, query, policy)
@@ -201,6 +230,11 @@ def _closest_sentence(query: Query, source: Source) -> str:
     if coverages[best] == 0:
         return ""
     return tidy_latex(sentences[best]).replace("[", "(").replace("]", ")")  # never read as a citation
+
+
+def _names(names: Sequence[str], joined: str) -> str:
+    """ "A", "A and B", "A, B or C": the names a refusal says a paper writes, or never mentions."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {joined} {names[-1]}"
 
 
 def _judged(source: Source) -> str:

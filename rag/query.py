@@ -218,6 +218,31 @@ def coined_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def specific_names(text: str) -> list[str]:
+    """What a question names specifically: coined names, and words mixing letters and digits ("CIFAR-10", "A100",
+    "macro-F1", "MIRFlickr-25K"): a method, dataset, benchmark, metric or model an abstract writes as such."""
+    return list(dict.fromkeys(m.group(0) for m in _NAME.finditer(text) if _is_specific(m.group(0))))
+
+
+def _is_specific(word: str) -> bool:
+    letters_and_digits = any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+    return len(word) >= 2 and (letters_and_digits or (sum(c.isupper() for c in word) >= 2 and len(word) >= 3))
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def mentions(name: str, text: str) -> bool:
+    """Whether `text` writes `name`, leniently: case, hyphens and spaces aside, anywhere ("CIFAR10" for "CIFAR-10",
+    "ImageNet-1K" holds "ImageNet"), or the coined name a hyphenated one is built on ("SAM" for "SAM-based", "ResNet"
+    for "ResNet-18"; not "F1" for "macro-F1", a variant of the metric). Lenient on purpose: a miss here refuses an
+    answer (rag.judge's detail rule)."""
+    squeezed = _squeezed(text)
+    parts = [name, *(part for part in name.split("-") if "-" in name and coined_names(part) == [part])]
+    return any(_squeezed(part) in squeezed for part in parts)
+
+
 def names_any(names: tuple[str, ...], text: str) -> bool:
     """Whether `text` writes one of the coined names, as a whole word, in any case."""
     return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) for name in names)
@@ -252,6 +277,9 @@ class Query:
     names: tuple[str, ...] = ()  # coined names and acronyms, as written
     counts: str | None = None  # what a "how many …?" question counts ("parameters"): a paper must give a number of it
     defines: str | None = None  # the coined name a "what is X?" question asks about: a paper naming it answers
+    # Coined names and letter-digit words of the search text ("DiVeQ", "ImageNet", "CIFAR-10"): a question naming
+    # a paper and a detail that paper never writes is a near miss (rag.judge.lacking_details).
+    specifics: tuple[str, ...] = ()
 
     @property
     def topic(self) -> str:
@@ -277,4 +305,5 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         names=tuple(coined_names(text)),
         counts=counted_noun(filters.text),
         defines=defined_name(filters.text),
+        specifics=tuple(specific_names(search)),
     )

@@ -79,6 +79,7 @@ Reason = Literal[
     "no_papers",  # nothing was found (the store, or the year/venue restriction, has no match)
     "topic",  # a topic question no paper holds every part of
     "count",  # a count question no relevant paper gives a number for
+    "detail",  # the question names a paper and a detail (dataset, benchmark, metric, model) that paper never writes
     "relevance",  # the best paper's calibrated relevance is below the bar
     "score",  # the best paper's cosine is below the bar (the reranker off)
     "judged",  # the learned judge: no candidate is likely enough to answer (its weakest evidence says why)
@@ -108,6 +109,9 @@ class Verdict:
     beyond: tuple[str, ...] = ()
     # The last candidate read was a member too: the store may hold more (a larger k reads more candidates).
     more_may_match: bool = False
+    # A "detail" refusal: the question's names the closest paper writes, and those no relevant paper naming it does.
+    named: tuple[str, ...] = ()
+    unnamed: tuple[str, ...] = ()
 
     def listed_only(self, quoted: int) -> frozenset[str]:
         """The members an answer names by title and id, not quoting them: the rules judge's members below k, and

@@ -102,6 +102,21 @@ def test_off_topic_question_abstains_plainly(seed_store, seed_settings):
     assert answer.answer.startswith("The indexed abstracts don't answer this")
 
 
+def test_a_detail_the_named_paper_never_writes_gets_a_specific_no(seed_store, seed_settings):
+    """A near miss: DiVeQ's abstract (000-01) reports VQGAN generation but no FID and no ImageNet. The answer says
+    so and quotes what it does report, instead of quoting the paper as the answer; the same paper asked about what
+    it does report is answered."""
+    store, embedder = seed_store
+    missed = ask("What FID does DiVeQ reach for VQGAN generation on ImageNet?", store, embedder, seed_settings)
+    assert missed.abstained and missed.citations == [] and missed.sources[0].id == "000-01"
+    assert "the paper that writes DiVeQ and VQGAN (000-01, relevance" in missed.answer
+    assert "never mentions FID or ImageNet; what it does report: “On VQ-VAE compression and VQGAN generation" in (
+        missed.answer
+    )
+    reported = ask("what does DiVeQ improve in VQGAN generation?", store, embedder, seed_settings)
+    assert not reported.abstained and reported.citations[0] == "000-01"
+
+
 @pytest.mark.parametrize("reranker", [True, False])
 def test_abstention_lists_the_closest_papers_closest_first(seed_store, seed_settings, reranker):
     # Fused ranking puts a strong word match ("protein", "quantum") above higher cosines; an abstention's

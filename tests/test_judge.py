@@ -96,6 +96,18 @@ REFUSED = {
         "octax",
         "none of the papers found gives a number of games; the closest (octax, 0.60) gives none.",
     ),
+    "detail": (
+        "What FID does DiVeQ reach on ImageNet?",
+        None,
+        [
+            paper("other", 0.7, "We train diffusion models on ImageNet.", relevance=0.4),
+            paper("diveq", 0.6, "We propose DiVeQ. On VQGAN generation it improves sample quality.", relevance=0.9),
+        ],
+        POLICY,
+        "diveq",  # the paper the question names, not the closest of all
+        "the paper that writes DiVeQ (diveq, relevance 0.90) never mentions FID; what it does report: “We "
+        "propose DiVeQ.”",
+    ),
     "relevance": (
         "which papers study unlearning?",
         None,
@@ -161,3 +173,32 @@ def test_the_evidence_rows_give_each_rule_as_a_number_per_candidate():
     assert [r["names_held"] for r in named] == [1.0, 0.0]  # "OCTAX" written, or not
     assert [r["facet_min"] for r in named] == [1.0, 0.0] and [r["rank"] for r in named] == [0.0, 1.0]
     assert named[1]["relevance_gap"] == pytest.approx(-0.6) and named[0]["relevance_logit"] > 0
+
+
+DIVEQ = "We propose DiVeQ, a quantizer. On VQGAN generation with CIFAR10 it improves FID."
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what FID does DiVeQ reach on CIFAR-10?",  # written "CIFAR10": case, hyphens and spaces aside
+        "how does DiVeQ compare with PURGE?",  # two papers named, each writes its own name
+        "what is DiVeQ?",  # one name: nothing else asked of the paper
+        "which papers use VQGAN or ImageNet?",  # a list: its names are its topic (the facet rule's)
+    ],
+)
+def test_a_question_whose_every_name_a_shown_paper_writes_is_answered(question):
+    sources = [paper("diveq", 0.6, DIVEQ, relevance=0.9), paper("purge", 0.5, "We propose PURGE.", relevance=0.2)]
+    verdict = judge(parse(question), sources, POLICY)
+    assert verdict.reason != "detail"
+
+
+def test_a_detail_no_shown_paper_writes_is_refused_naming_the_paper_and_the_detail():
+    query = parse("which robot arm did FSD use for its 8 real-world tasks — Franka or UR5?")
+    sources = [paper("fsd", 0.6, "FSD reaches 72% success across 8 real-world tasks with a Franka arm.", relevance=0.9)]
+    verdict = judge(query, sources, POLICY)
+    assert not verdict.answers and verdict.reason == "detail"
+    assert verdict.named == ("FSD",) and verdict.unnamed == ("UR5",)  # "Franka": one capital, no digit
+    text = refusal(verdict, query, POLICY)
+    assert "the paper that writes FSD (fsd, relevance 0.90) never mentions UR5" in text
+    assert "“FSD reaches 72% success across 8 real-world tasks with a Franka arm.”" in text

@@ -167,3 +167,34 @@ def test_a_long_description_asked_for_as_work_is_not_a_topic():
         "learned power-mean-like average?"
     )
     assert query.wants_list and not query.is_topic
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What FID does DiVeQ reach on ImageNet-1K?", ["FID", "DiVeQ", "ImageNet-1K"]),
+        ("how many env steps per second does Octax reach on a single A100", ["A100"]),  # "Octax": one capital
+        ("what macro-F1 does PSDNorm get?", ["macro-F1", "PSDNorm"]),
+        ("which papers study machine unlearning in 2025?", []),  # a year is no name
+    ],
+)
+def test_specific_names_are_coined_names_and_words_of_letters_and_digits(question, names):
+    from rag.query import specific_names
+
+    assert specific_names(question) == names
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "written"),
+    [
+        ("CIFAR-10", "results on CIFAR10 and SVHN", True),  # hyphens, spaces and case aside
+        ("ImageNet", "on ImageNet-1K", True),
+        ("SAM-based", "sharpness-aware minimization (SAM) for unlearning", True),  # the name it is built on
+        ("macro-F1", "an F1 score of 0.8", False),  # a variant of the metric, not the metric
+        ("UR5", "a Franka arm", False),
+    ],
+)
+def test_a_name_is_written_leniently(name, text, written):
+    from rag.query import mentions
+
+    assert mentions(name, text) is written
