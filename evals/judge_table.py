@@ -30,6 +30,7 @@ SETS = {
     "sealed2": ["evals/sealed2.jsonl"],
     "sealed3": ["evals/sealed3.jsonl"],
     "sealed4": ["evals/sealed4.jsonl"],
+    "sealed5": ["evals/sealed5.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -30,7 +30,7 @@ from .policy import Policy
 from .query import Query
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
-from .terms import term_stats
+from .terms import term_stats, topic_words
 from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
@@ -113,7 +113,9 @@ class Pipeline:
         if query.is_topic:
             index = index or get_index(self.store)
             focus = facet_focus(policy.facet_focus)
-            shares = facet_shares(query.search, [s.text for s in sources], index, policy.light_facet, focus)
+            # The request and scope words around the topic are no part a paper must hold ("… for my thesis, asap").
+            topic = topic_words(query.search, policy.topic_word_uses) if policy.topic_word_uses else query.search
+            shares = facet_shares(topic, [s.text for s in sources], index, policy.light_facet, focus)
             for source, held in zip(sources, shares, strict=True):
                 source.facet_shares = held
 

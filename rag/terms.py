@@ -13,14 +13,17 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from .errors import ModelError
-from .lexical import query_terms, tokenize
+from .lexical import _stemmer, query_terms, tokenize
+from .text import bm25_stopwords
 
 TERMS_PATH = Path(__file__).resolve().parent / "models" / "terms" / "terms.json.gz"
+KEYWORD_USES_PATH = TERMS_PATH.with_name("keyword_uses.json.gz")
 # Uses per abstract are smoothed toward 1 by this many pseudo-abstracts: a word in 3 abstracts, once each, is
 # not known to be a request word, nor one used 3 times in 2 abstracts a topic.
 BURST_PRIOR = 5
@@ -111,3 +114,56 @@ def word_for(stem: str, question: str) -> str:
         if cleaned and stem in query_terms(cleaned):
             return cleaned
     return stem
+
+
+# -- the words the field names topics with: authors' keywords ------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'\-]*")
+
+
+def topic_stem(word: str) -> str | None:
+    """`word` as keyword uses are counted: lowercased, the possessive dropped, Snowball-stemmed; None for a stopword
+    of the lexical index (joining words are no topic word, whatever keywords hold them)."""
+    word = word.lower().replace("'s", "").rstrip("'")
+    if not word or word in _stopwords():
+        return None
+    return _stemmer().stemWord(word)
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    return frozenset(bm25_stopwords())
+
+
+@lru_cache(maxsize=1)
+def keyword_uses(path: Path = KEYWORD_USES_PATH) -> dict[str, int]:
+    """stem -> how many times the corpus's author keywords (those on 2 papers or more) use it (train.keyword_uses)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return {stem: int(n) for stem, n in json.load(f)["uses"].items()}
+    except FileNotFoundError as exc:
+        raise ModelError(f"the keyword statistics are not installed: {path} is missing (reinstall)") from exc
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from exc
+
+
+def topic_words(text: str, min_uses: int) -> str:
+    """`text` from its first to its last topic word: a word authors' keywords use `min_uses` times or more
+    ("unlearning", "clustering", "robot"), or one the corpus's abstracts do not know (a coined name: "Zorblax",
+    "DiVeQ"). The words a question wraps its topic in ("hi could u pls show me", "asap", "for my thesis background
+    chapter", "as the main goal", "can you help") are known words in no keyword, whatever their wording, so no list
+    of them is kept. `text` itself when it holds no topic word."""
+    uses, known = keyword_uses(), term_stats().terms
+
+    def names_topic(word: str) -> bool:
+        stem = topic_stem(word)
+        if stem is None:
+            return False
+        # As the lexical index reads it: the parts of a hyphenated word, two characters or more ("u" is no name).
+        parts = [topic_stem(part) for part in re.findall(r"[^\W_]{2,}", word)]
+        return uses.get(stem, 0) >= min_uses or any(part is not None and part not in known for part in parts)
+
+    spans = [m.span() for m in _WORD.finditer(text) if names_topic(m.group(0))]
+    if not spans:
+        return text
+    return text[spans[0][0] : spans[-1][1]]
