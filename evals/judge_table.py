@@ -31,6 +31,7 @@ SETS = {
     "sealed3": ["evals/sealed3.jsonl"],
     "sealed4": ["evals/sealed4.jsonl"],
     "sealed5": ["evals/sealed5.jsonl"],
+    "sealed6": ["evals/sealed6.jsonl"],
 }
 METRICS = (
     "recall@5",
