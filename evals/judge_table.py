@@ -32,6 +32,8 @@ SETS = {
     "sealed4": ["evals/sealed4.jsonl"],
     "sealed5": ["evals/sealed5.jsonl"],
     "sealed6": ["evals/sealed6.jsonl"],
+    "sealed7": ["evals/sealed7.jsonl"],
+    "sealed8": ["evals/sealed8.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -5,8 +5,9 @@
 Each line of a phrasing file is a request for papers with `{topic}` in it ("has anyone studied {topic}?", "I'm
 writing a related work section on {topic}, what should I cite?"). For eight topics the seeds cover, each request
 is parsed (`rag.query.parse`) and answered (`Papers.ask`, extractive); printed per file: the share parsed as the
-canonical question is (same search text, a list, a topic) and the share citing exactly the canonical answer's
-papers, with the templates that miss. phrasings_dev.txt was written with the parser's request words;
+canonical question is (same search text, a list, a topic), the share citing exactly the canonical answer's papers
+in its order, and the share citing the same papers in any order (what a reader of the list sees as the same
+answer), with the templates that miss. phrasings_dev.txt was written with the parser's request words;
 phrasings_heldout.txt and phrasings_heldout2.txt were written by helpers who saw no code (docs/EVALUATION.md says
 which was looked at when).
 """
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     expected = {t: (parse(canonical(t)).search.lower(), papers.ask(canonical(t)).citations) for t in TOPICS}
     for path in args.files:
         templates = [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        parsed = same = 0
+        parsed = same = same_papers = 0
         missed: dict[str, str] = {}
         for template in templates:
             for topic in TOPICS:
@@ -62,14 +63,16 @@ def main(argv: list[str] | None = None) -> None:
                     parsed += 1
                 else:
                     missed.setdefault(template, f"read as {query.search!r}")
-                if papers.ask(question).citations == citations:
-                    same += 1
-                else:
+                cited = papers.ask(question).citations
+                same += cited == citations
+                same_papers += set(cited) == set(citations)
+                if set(cited) != set(citations):
                     missed.setdefault(template, "other citations")
         n = len(templates) * len(TOPICS)
         print(
             f"{path.name}: {len(templates)} requests x {len(TOPICS)} topics: parsed as the canonical question "
-            f"{parsed}/{n} ({parsed / n:.3f}); same citations {same}/{n} ({same / n:.3f})"
+            f"{parsed}/{n} ({parsed / n:.3f}); same citations {same}/{n} ({same / n:.3f}); the same papers in any "
+            f"order {same_papers}/{n} ({same_papers / n:.3f})"
         )
         if args.verbose:
             for template, why in missed.items():

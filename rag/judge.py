@@ -29,7 +29,7 @@ from .facets import facets_held, gives_count, holds_topic, missing_text
 from .lexical import term_coverages
 from .policy import EVIDENCE, Policy
 from .query import Query, mentions, names_any
-from .terms import term_evidence, term_stats, word_for
+from .terms import term_evidence, term_stats, topic_words, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
 
@@ -169,7 +169,8 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
         lacks = missing_text(shares, policy.facet_bar) or (
             "never mentions it" if unmentioned else "shares only some of its terms"
         )
-        found = f"no paper{where} found {covers} “{query.topic}”"
+        # The topic as the facets were cut from it, not the request around it ("… asap, for my thesis").
+        found = f"no paper{where} found {covers} “{topic_words(query.topic, policy.topic_word_uses)}”"
         return f"{lead}{found}; the closest ({closest.id}, {_judged(closest)}) {lacks}."
     if verdict.reason == "count":
         return (

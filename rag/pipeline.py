@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .backends import Backend, get_backend
@@ -93,7 +94,12 @@ class Pipeline:
             )
             if calibration and sources:
                 assert self.reranker is not None
-                sources = self.reranker.rerank(query, sources, calibration)
+                # A list is judged paper by paper on its topic, not on the request around it ("… for my thesis"):
+                # the reranker reads the topic its facets are cut from. Retrieval still reads the whole text.
+                scored = query
+                if query.is_topic and query.wants_list:
+                    scored = replace(query, search=topic_words(query.search, policy.topic_word_uses))
+                sources = self.reranker.rerank(scored, sources, calibration)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -114,7 +120,7 @@ class Pipeline:
             index = index or get_index(self.store)
             focus = facet_focus(policy.facet_focus)
             # The request and scope words around the topic are no part a paper must hold ("… for my thesis, asap").
-            topic = topic_words(query.search, policy.topic_word_uses) if policy.topic_word_uses else query.search
+            topic = topic_words(query.search, policy.topic_word_uses)
             shares = facet_shares(topic, [s.text for s in sources], index, policy.light_facet, focus)
             for source, held in zip(sources, shares, strict=True):
                 source.facet_shares = held

@@ -173,9 +173,10 @@ class Policy:
     # words ("quick", "need", "generic") are rare but used once when used, so they weigh little as a facet or a
     # part of one. 0 is IDF alone; 0.5 chosen with `facet_bar` (0, 0.5, 1, 2 swept).
     facet_focus: float = 0.5
-    # A topic's facets are cut from its first to its last topic word: a word authors' keywords use this many times
-    # or more over the corpus (rag.terms.topic_words). 0 cuts nothing off. Chosen among 1, 10 and 50 on
-    # evals/phrasings_heldout2.txt and the four dev sets (docs/EVALUATION.md).
+    # A topic is cut from its first to its last topic word (rag.terms.topic_words): a word authors' keywords use
+    # this many times or more over the corpus, among others. The facets, and a list's reranking, read the cut.
+    # 0 cuts nothing off. Chosen among 1, 10 and 50 on evals/phrasings_heldout2.txt and the four dev sets, when
+    # words were counted by stem (docs/EVALUATION.md); kept when they became word forms.
     topic_word_uses: int = 10
     # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
     count_window: int = 5

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from .embedding import load_tokenizer
 from .lexical import _stemmer
+from .text import TYPO_MIN_LENGTH
 
 if TYPE_CHECKING:
     from .lexical import LexicalIndex
 
-MIN_LENGTH = 5  # shorter words have too many neighbours one edit away
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -42,7 +42,7 @@ class Speller:
             w: s for w, s in zip(words, self.stemmer.stemWords(words), strict=True) if len(w) >= 4 and s in self.stems
         }
         # The store's own stems that read as words too ("gaussian" is no whole word of the model's vocabulary).
-        usable.update({s: s for s in self.stems if s.isalpha() and len(s) >= MIN_LENGTH and s not in usable})
+        usable.update({s: s for s in self.stems if s.isalpha() and len(s) >= TYPO_MIN_LENGTH and s not in usable})
         frequency = self.index.document_frequency
         return sorted(usable, key=lambda w: (-frequency(usable[w]), w))
 
@@ -52,7 +52,7 @@ class Speller:
 
     def suggest(self, word: str) -> str | None:
         """The correction for one word, or None when it is known or nothing is close enough."""
-        if len(word) < MIN_LENGTH or self.known(word):
+        if len(word) < TYPO_MIN_LENGTH or self.known(word):
             return None
         from rapidfuzz import process
         from rapidfuzz.distance import OSA

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .errors import ModelError
 from .lexical import _stemmer, query_terms, tokenize
-from .text import bm25_stopwords
+from .text import TYPO_MIN_LENGTH, bm25_stopwords
 
 TERMS_PATH = Path(__file__).resolve().parent / "models" / "terms" / "terms.json.gz"
 KEYWORD_USES_PATH = TERMS_PATH.with_name("keyword_uses.json.gz")
@@ -121,9 +121,29 @@ def word_for(stem: str, question: str) -> str:
 _WORD = re.compile(r"[A-Za-z0-9][\w'\-]*")
 
 
+def keyword_form(word: str) -> str | None:
+    """`word` as keyword uses are counted: lowercased, the possessive dropped, the plural folded ("networks" is
+    "network"); None for a stopword of the lexical index (joining words are no topic word, whatever keywords hold
+    them). Not stemmed: Snowball's stems join a request word to a topic ("preferably" and "preference", "related"
+    and "relational", "recommend" and "recommendation"), which read "…, preferably" as a part of the topic."""
+    word = word.lower().replace("'s", "").rstrip("'")
+    if not word or word in _stopwords():
+        return None
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def keyword_forms(text: str) -> list[str]:
+    """The forms of `text`'s non-stopwords, in order. A hyphenated word is one ("multi-view", "test-time"): its
+    parts alone are other words ("q" of "q-learning", "goal" of "goal-conditioned")."""
+    return [form for form in map(keyword_form, _WORD.findall(text)) if form is not None]
+
+
 def topic_stem(word: str) -> str | None:
-    """`word` as keyword uses are counted: lowercased, the possessive dropped, Snowball-stemmed; None for a stopword
-    of the lexical index (joining words are no topic word, whatever keywords hold them)."""
+    """`word` as the corpus's term statistics count it (Snowball-stemmed); None for a stopword."""
     word = word.lower().replace("'s", "").rstrip("'")
     if not word or word in _stopwords():
         return None
@@ -135,35 +155,99 @@ def _stopwords() -> frozenset[str]:
     return frozenset(bm25_stopwords())
 
 
+@dataclass(frozen=True)
+class KeywordUses:
+    uses: dict[str, int]  # word form -> papers carrying a keyword that holds it
+    pairs: dict[str, int]  # "first second" -> papers carrying a keyword where the two follow each other
+
+
 @lru_cache(maxsize=1)
-def keyword_uses(path: Path = KEYWORD_USES_PATH) -> dict[str, int]:
-    """stem -> how many times the corpus's author keywords (those on 2 papers or more) use it (train.keyword_uses)."""
+def keyword_uses(path: Path = KEYWORD_USES_PATH) -> KeywordUses:
+    """How the corpus's author keywords (those on 2 papers or more) use each word and each pair (train.keyword_uses)."""
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            return {stem: int(n) for stem, n in json.load(f)["uses"].items()}
+            data = json.load(f)
+        return KeywordUses({w: int(n) for w, n in data["uses"].items()}, {p: int(n) for p, n in data["pairs"].items()})
     except FileNotFoundError as exc:
         raise ModelError(f"the keyword statistics are not installed: {path} is missing (reinstall)") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"cannot read {path}: {exc}") from exc
 
 
 def topic_words(text: str, min_uses: int) -> str:
     """`text` from its first to its last topic word: a word authors' keywords use `min_uses` times or more
-    ("unlearning", "clustering", "robot"), or one the corpus's abstracts do not know (a coined name: "Zorblax",
-    "DiVeQ"). The words a question wraps its topic in ("hi could u pls show me", "asap", "for my thesis background
-    chapter", "as the main goal", "can you help") are known words in no keyword, whatever their wording, so no list
-    of them is kept. `text` itself when it holds no topic word."""
-    uses, known = keyword_uses(), term_stats().terms
+    ("unlearning", "clustering", "robot"), one a keyword pairs with its neighbour in `text` ("skill" before
+    "discovery"), or a new name (`is_new_name`: "Zorblax", "DiVeQ"). The words a question wraps its topic in ("hi
+    could u pls show me", "asap", "for my thesis background chapter", "as the main goal", "preferably") are words
+    no keyword uses, or misspellings of them, whatever their wording, so no list of them is kept. `text` itself
+    when it holds no topic word, or when `min_uses` is 0 (no cut)."""
+    if not min_uses:
+        return text
+    keywords, known = keyword_uses(), term_stats().terms
+    spans, forms = [], []
+    for match in _WORD.finditer(text):
+        form = keyword_form(match.group(0))
+        if form is not None:
+            spans.append(match.span())
+            forms.append(form)
 
-    def names_topic(word: str) -> bool:
-        stem = topic_stem(word)
-        if stem is None:
-            return False
+    def names_topic(i: int) -> bool:
+        if keywords.uses.get(forms[i], 0) >= min_uses:
+            return True
+        neighbours = [f"{forms[i - 1]} {forms[i]}"] if i else []
+        neighbours += [f"{forms[i]} {forms[i + 1]}"] if i + 1 < len(forms) else []
+        if any(pair in keywords.pairs for pair in neighbours):
+            return True
+        word = text[spans[i][0] : spans[i][1]]
+        if misspelt_keyword_word(forms[i], min_uses):  # "federeated learning" is about federated learning
+            return True
         # As the lexical index reads it: the parts of a hyphenated word, two characters or more ("u" is no name).
         parts = [topic_stem(part) for part in re.findall(r"[^\W_]{2,}", word)]
-        return uses.get(stem, 0) >= min_uses or any(part is not None and part not in known for part in parts)
+        return any(part is not None and part not in known for part in parts) and is_new_name(word)
 
-    spans = [m.span() for m in _WORD.finditer(text) if names_topic(m.group(0))]
-    if not spans:
+    topical = [span for i, span in enumerate(spans) if names_topic(i)]
+    if not topical:
         return text
-    return text[spans[0][0] : spans[-1][1]]
+    return text[topical[0][0] : topical[-1][1]]
+
+
+def misspelt_keyword_word(form: str, min_uses: int) -> bool:
+    """Whether `form`, no word of the language, is one edit (rapidfuzz's OSA distance: a swap of two neighbours is
+    one) from a word keywords use `min_uses` times or more: "federeated" is "federated" mistyped. Two edits are
+    more often another form of the word than a typo ("foundational", "foundation"), and under 5 letters a word
+    has too many neighbours ("abt", "thx")."""
+    if len(form) < TYPO_MIN_LENGTH or form in _english_words()[0]:
+        return False
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    return process.extractOne(form, _keyword_words(min_uses), scorer=OSA.distance, score_cutoff=1) is not None
+
+
+@lru_cache(maxsize=4)
+def _keyword_words(min_uses: int) -> tuple[str, ...]:
+    return tuple(sorted(w for w, n in keyword_uses().uses.items() if n >= min_uses))
+
+
+def is_new_name(word: str) -> bool:
+    """Whether `word`, which the corpus's abstracts do not know, names something new ("Zorblax", "DiVeQ") rather
+    than being a word of the language ("tomorrow") or, written in lowercase, one edit from one: a typo or a
+    shorthand ("recomend", "realted", "thx", "abt"). The embedding model's whole words are the language."""
+    lower = word.lower()
+    english, ordered = _english_words()
+    if lower in english:
+        return False
+    if word != lower:
+        return True
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    return process.extractOne(lower, ordered, scorer=OSA.distance, score_cutoff=1) is None
+
+
+@lru_cache(maxsize=1)
+def _english_words() -> tuple[frozenset[str], tuple[str, ...]]:
+    from .embedding import load_tokenizer
+
+    words = sorted(w for w in load_tokenizer().get_vocab() if w.isalpha() and w.islower())
+    return frozenset(words), tuple(words)

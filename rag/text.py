@@ -66,6 +66,11 @@ def bm25_stopwords() -> list[str]:
     return sorted(set(STOPWORDS_EN) | BM25_EXTRA_STOPWORDS)
 
 
+# -- typos -------------------------------------------------------------------------------------------------
+
+TYPO_MIN_LENGTH = 5  # shorter words have too many neighbours one edit away ("abt", "thx")
+
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]+")
 
 

@@ -72,12 +72,12 @@ REFUSED = {
         "covers “graph neural networks” but not “adversarial robustness”.",
     ),
     "topic:never_mentioned": (
-        "which papers study quantum annealing?",
+        "which papers study quantum computing?",
         None,
-        [paper("a", 0.6, shares=(("quantum annealing", 0.0),))],
+        [paper("a", 0.6, shares=(("quantum computing", 0.0),))],
         POLICY,
         "a",
-        "no paper found covers “quantum annealing”; the closest (a, 0.60) never mentions it.",
+        "no paper found covers “quantum computing”; the closest (a, 0.60) never mentions it.",
     ),
     "topic:in_a_year": (
         TOPIC,

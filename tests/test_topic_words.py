@@ -1,5 +1,5 @@
 """The topic a facet is cut from (rag.terms.topic_words): the question's words from its first to its last word that
-authors' keywords name topics with, read from the shipped keyword statistics (train.keyword_uses)."""
+authors' keywords name topics with, read from the shipped keyword statistics (train.keyword_uses), or a new name."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from rag.terms import KEYWORD_USES_PATH, keyword_uses, topic_words
+from rag.terms import KEYWORD_USES_PATH, is_new_name, keyword_uses, topic_words
 
 from .helpers import ask
 
@@ -23,6 +23,18 @@ from .helpers import ask
         # inner words stay, whatever they are: a topic's parts are joined by them
         ("adversarial robustness of graph neural networks", "adversarial robustness of graph neural networks"),
         ("please help, thanks", "please help, thanks"),  # no topic word: nothing is cut
+        # a request word that shares a stem with a topic word ("preference") is still no topic word
+        ("machine unlearning, preferably", "machine unlearning"),
+        ("quick q — which papers shaped the field of diffusion models", "field of diffusion models"),
+        # misspelt and shortened request words are no new names
+        ("recomend some papers on diffusion models", "diffusion models"),
+        ("send papers abt diffusion models ty", "diffusion models"),
+        # a misspelt topic word is a topic word
+        ("papers on federeated learning pls", "federeated learning"),
+        # a word a keyword pairs with its neighbour stays, though few keywords use it alone
+        ("papers on skill discovery for agents, asap", "skill discovery for agents"),
+        # a name the corpus has never seen is the topic
+        ("Zorblax optimizer", "Zorblax optimizer"),
     ],
 )
 def test_the_words_around_a_topic_fall_away_and_the_topic_stays(text, topic):
@@ -30,9 +42,25 @@ def test_the_words_around_a_topic_fall_away_and_the_topic_stays(text, topic):
 
 
 def test_request_words_are_in_no_keyword_and_topic_words_in_many():
-    uses = keyword_uses()
-    assert all(uses.get(stem, 0) == 0 for stem in ("thesi", "asap", "pls", "advisor", "citat"))
-    assert all(uses[stem] >= 100 for stem in ("unlearn", "cluster", "diffus", "graph"))
+    uses = keyword_uses().uses
+    assert all(uses.get(word, 0) == 0 for word in ("thesis", "asap", "pls", "advisor", "citation", "preferably"))
+    assert all(uses[word] >= 100 for word in ("unlearning", "clustering", "diffusion", "graph"))
+
+
+@pytest.mark.parametrize(
+    ("word", "new"),
+    [
+        ("Zorblax", True),
+        ("DiVeQ", True),
+        ("zorblax", True),
+        ("recomend", False),
+        ("realted", False),
+        ("thx", False),
+        ("tomorrow", False),
+    ],
+)
+def test_a_new_name_is_no_word_of_the_language_nor_a_typo_of_one(word, new):
+    assert is_new_name(word) is new
 
 
 def test_the_keyword_statistics_are_the_file_their_card_names():
@@ -54,3 +82,34 @@ def test_a_topic_wrapped_in_scope_words_is_answered_and_was_refused_without_the_
     pipeline = Pipeline(store, embedder, seed_settings)
     uncut = answer_of(pipeline.run(parse(question), policy=replace(pipeline.policy, topic_word_uses=0), stream=False))
     assert uncut.abstained and "covers “disentangled representation learning as the main goal”" in uncut.answer
+
+
+def test_a_refusal_names_the_topic_without_the_request_around_it(seed_store, seed_settings):
+    """The facet rule's refusal quotes the topic it judged, not "… for my thesis asap"."""
+    store, embedder = seed_store
+    answer = ask(
+        "hi, could you find me papers on federated unlearning for my thesis asap?", store, embedder, seed_settings
+    )
+    assert answer.abstained and "no paper found covers “federated unlearning”;" in answer.answer
+
+
+@pytest.mark.parametrize("topic", ["multi-view clustering", "knowledge distillation"])
+@pytest.mark.parametrize(
+    "request_",
+    [
+        # request words sharing a stem with topic words ("recommend", "preferably") were read as parts of the topic
+        "Just joined a new team and everyone keeps talking about {topic}. Any papers you'd recommend so I can catch "
+        "up?",
+        "{topic}, preferably",
+        # the reranker read "related work section of my thesis" with the topic, and a member fell under the bar
+        "i'm writing the related work section of my thesis and just realized i barely cite anything on {topic}. can "
+        "you find me the papers i should be citing?",
+    ],
+)
+def test_a_list_asked_in_request_words_cites_the_papers_the_plain_question_cites(
+    seed_store, seed_settings, topic, request_
+):
+    store, embedder = seed_store
+    plain = ask(f"which papers study {topic}?", store, embedder, seed_settings)
+    asked = ask(request_.format(topic=topic), store, embedder, seed_settings)
+    assert plain.citations and set(asked.citations) == set(plain.citations)
