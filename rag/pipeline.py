@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import replace
+from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from .backends import Backend, get_backend
@@ -92,6 +93,8 @@ class Pipeline:
             query, sources = fuse(
                 query, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, speller
             )
+            if query.is_topic and query.wants_list:
+                sources = self.with_topic_candidates(query, sources, policy, wanted, paper_ids, mode, index)
             if calibration and sources:
                 assert self.reranker is not None
                 # A list is judged paper by paper on its topic, not on the request around it ("… for my thesis"):
@@ -106,6 +109,34 @@ class Pipeline:
             candidates = sources if whole else sources[:k]
             self.add_lexical_evidence(query, candidates, index, mode, policy)
         return Retrieval(query, sources[:k], (time.perf_counter() - started) * 1000, candidates)
+
+    def with_topic_candidates(
+        self,
+        query: Query,
+        sources: list[Source],
+        policy: Policy,
+        wanted: int,
+        paper_ids: list[str] | None,
+        mode: str,
+        index: LexicalIndex | None,
+    ) -> list[Source]:
+        """A list's candidates: those its topic alone retrieves (what "which papers study X?" retrieves) and those
+        its whole text retrieves (what the words around the topic add), taken in turn, each with the score and rank
+        its own retrieval gave, `wanted` in all. Retrieving on the topic alone loses what the whole text finds
+        (docs/EVALUATION.md); on the whole text alone, a request's words ("for my thesis") shape the list."""
+        topic = topic_words(query.search, policy.topic_word_uses)
+        if topic == query.search:
+            return sources
+        topical = replace(query, search=topic)
+        _, by_topic = fuse(
+            topical, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, None
+        )
+        merged: dict[str, Source] = {}
+        for pair in zip_longest(by_topic, sources):
+            for source in pair:
+                if source is not None:
+                    merged.setdefault(source.id, source)
+        return list(merged.values())[:wanted]
 
     def add_lexical_evidence(
         self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy

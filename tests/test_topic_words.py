@@ -113,3 +113,25 @@ def test_a_list_asked_in_request_words_cites_the_papers_the_plain_question_cites
     plain = ask(f"which papers study {topic}?", store, embedder, seed_settings)
     asked = ask(request_.format(topic=topic), store, embedder, seed_settings)
     assert plain.citations and set(asked.citations) == set(plain.citations)
+
+
+def test_a_wrapped_list_takes_its_candidates_in_turn_from_its_topic_and_its_whole_text(seed_store, seed_settings):
+    """What "which papers study knowledge distillation?" retrieves first is among a wrapped request's candidates,
+    beside what its whole text retrieves first, each paper once, as many candidates as one retrieval gives."""
+    from rag.lexical import get_index
+    from rag.pipeline import Pipeline
+    from rag.query import parse
+    from rag.retrieval import fuse
+
+    store, embedder = seed_store
+    pipeline = Pipeline(store, embedder, seed_settings)
+    query = parse("hey can u find me papers on knowledge distillation for my thesis pls")
+    index, wanted = get_index(store), 20
+    shared = (pipeline.policy, wanted, None, "hybrid", index, None)
+    _, whole = fuse(query, store, pipeline.query_embedder, seed_settings, *shared)
+    _, topic = fuse(
+        replace(query, search="knowledge distillation"), store, pipeline.query_embedder, seed_settings, *shared
+    )
+    merged = [s.id for s in pipeline.with_topic_candidates(query, whole, *shared[:-1])]
+    assert merged[0] == topic[0].id and len(merged) == len(set(merged)) == wanted
+    assert {s.id for s in topic[:10]} | {s.id for s in whole[:10]} <= set(merged)
