@@ -34,6 +34,7 @@ SETS = {
     "sealed6": ["evals/sealed6.jsonl"],
     "sealed7": ["evals/sealed7.jsonl"],
     "sealed8": ["evals/sealed8.jsonl"],
+    "sealed9": ["evals/sealed9.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -29,7 +29,7 @@ from .judge import NO_ANSWER, Judge, by_closeness, judge, list_beyond, refusal
 from .lexical import LexicalIndex, get_index, term_coverage
 from .llm import drain
 from .policy import Policy
-from .query import Query
+from .query import Query, reads_as_topic
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
 from .terms import term_stats, topic_words
@@ -93,6 +93,9 @@ class Pipeline:
             query, sources = fuse(
                 query, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, speller
             )
+            # What the corpus reads as the topic decides whether the question names one: "for my thesis I need
+            # solid citations on X" is X asked for, not a paper described in twelve words.
+            query = replace(query, is_topic=reads_as_topic(query, topic_words(query.search, policy.topic_word_uses)))
             if query.is_topic and query.wants_list:
                 sources = self.with_topic_candidates(query, sources, policy, wanted, paper_ids, mode, index)
             if calibration and sources:

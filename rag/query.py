@@ -175,18 +175,30 @@ def asks_for_list(question: str) -> bool:
     )
 
 
-TOPIC_WORDS = 8  # a bare phrase this long or shorter names a topic; a longer one describes a paper
+TOPIC_WORDS = 8  # a topic named in this many words or fewer is a topic; a longer phrase describes a paper
 
 
-def names_a_topic(question: str, search: str, wants_list: bool) -> bool:
+def names_a_topic(question: str, search: str, wants_list: bool, topic: str | None = None) -> bool:
     """Whether the question names a topic (a list question, or a bare short phrase) rather than asking about a
     detail ("which paper says to cite X?": its scaffolding removed, the rest is no topic) or describing one paper
-    in its own words."""
+    in its own words. `topic` is the words that name what it is about: the search text when parsed, and for a
+    list request in the pipeline the part of it the corpus reads as topic words (`reads_as_topic`,
+    rag.terms.topic_words), so the words a request wraps a topic in ("… I'm writing a grant proposal and need to
+    show I know the prior work on X") do not make it a description."""
     if wants_list and LIST_QUESTION.search(question):
         return True  # "which papers study X", however many alternatives X lists
-    if len(search.split()) > TOPIC_WORDS:
+    if len((search if topic is None else topic).split()) > TOPIC_WORDS:
         return False  # "is there work on replacing plain adding-up … with a learned power-mean-like average": a paper
     return wants_list or (not QUESTION_OPENER.match(question) and not QUESTION_OPENER.match(search))
+
+
+def reads_as_topic(query: Query, topic: str) -> bool:
+    """`names_a_topic` for a parsed query whose topic words are `topic` (a part of its search text). Only a list
+    request is read by its topic words: a question about one paper keeps its whole text, as a paper described in
+    other words holds few topic words ("scrubbing banned facts out of a released chatbot with an rl objective …"
+    would read as the topic "rl"; on the dev sets that refused 5 right answers)."""
+    question = LEAD_IN.sub("", parse_filters(query.text).text, count=1)
+    return names_a_topic(question, query.search, query.wants_list, topic if query.wants_list else None)
 
 
 # -- what a count question counts --------------------------------------------------------------------------

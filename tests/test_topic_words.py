@@ -104,6 +104,10 @@ def test_a_refusal_names_the_topic_without_the_request_around_it(seed_store, see
         # the reranker read "related work section of my thesis" with the topic, and a member fell under the bar
         "i'm writing the related work section of my thesis and just realized i barely cite anything on {topic}. can "
         "you find me the papers i should be citing?",
+        # more than 8 words and not opening like a list: read as a description of one paper until a list request
+        # was read by its topic words (rag.query.reads_as_topic); 2 of the plain answer's 3 or 4 papers were cited
+        "I am putting together a grant proposal and need to show I know the prior work on {topic}",
+        "our lab is starting a project next semester and I was asked to collect the papers on {topic}",
     ],
 )
 def test_a_list_asked_in_request_words_cites_the_papers_the_plain_question_cites(
@@ -113,6 +117,20 @@ def test_a_list_asked_in_request_words_cites_the_papers_the_plain_question_cites
     plain = ask(f"which papers study {topic}?", store, embedder, seed_settings)
     asked = ask(request_.format(topic=topic), store, embedder, seed_settings)
     assert plain.citations and set(asked.citations) == set(plain.citations)
+
+
+def test_a_paper_described_in_other_words_is_no_topic_however_few_topic_words_it_holds(seed_store, seed_settings):
+    """A question about one paper keeps its whole text: cut to its topic words ("rl"), this description would be
+    a short topic whose facets no paper holds."""
+    from rag.pipeline import Pipeline
+    from rag.query import parse
+
+    store, embedder = seed_store
+    question = "scrubbing banned facts out of a released chatbot with an rl objective that punishes any reference"
+    retrieval = Pipeline(store, embedder, seed_settings).retrieve(parse(question))
+    assert not retrieval.query.is_topic
+    answer = ask(question, store, embedder, seed_settings)
+    assert answer.citations[:1] == ["001-02"]
 
 
 def test_a_wrapped_list_takes_its_candidates_in_turn_from_its_topic_and_its_whole_text(seed_store, seed_settings):
