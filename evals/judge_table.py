@@ -35,6 +35,7 @@ SETS = {
     "sealed7": ["evals/sealed7.jsonl"],
     "sealed8": ["evals/sealed8.jsonl"],
     "sealed9": ["evals/sealed9.jsonl"],
+    "sealed10": ["evals/sealed10.jsonl"],
 }
 METRICS = (
     "recall@5",

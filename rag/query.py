@@ -185,18 +185,21 @@ def names_a_topic(question: str, search: str, wants_list: bool, topic: str | Non
     list request in the pipeline the part of it the corpus reads as topic words (`reads_as_topic`,
     rag.terms.topic_words), so the words a request wraps a topic in ("… I'm writing a grant proposal and need to
     show I know the prior work on X") do not make it a description."""
-    if wants_list and LIST_QUESTION.search(question):
-        return True  # "which papers study X", however many alternatives X lists
+    if wants_list and LIST_QUESTION.search(question) and topic is None:
+        return True  # parsed, "which papers study X" is a topic list however long X is; the pipeline counts its topic
+    # A topic that runs past 8 topic words describes what it wants ("learning classifiers when the annotations are
+    # imprecise - noisy, ambiguous, or only indirectly informative labels"): no part of it is one every paper holds.
     if len((search if topic is None else topic).split()) > TOPIC_WORDS:
         return False  # "is there work on replacing plain adding-up … with a learned power-mean-like average": a paper
     return wants_list or (not QUESTION_OPENER.match(question) and not QUESTION_OPENER.match(search))
 
 
 def reads_as_topic(query: Query, topic: str) -> bool:
-    """`names_a_topic` for a parsed query whose topic words are `topic` (a part of its search text). Only a list
-    request is read by its topic words: a question about one paper keeps its whole text, as a paper described in
-    other words holds few topic words ("scrubbing banned facts out of a released chatbot with an rl objective …"
-    would read as the topic "rl"; on the dev sets that refused 5 right answers)."""
+    """`names_a_topic` for a parsed query whose topic words are `topic` (a part of its search text). A list request
+    is read by its topic words, short inside a long request or long however it opens ("which papers …"); a question
+    about one paper keeps its whole text, as a paper described in other words holds few topic words ("scrubbing
+    banned facts out of a released chatbot with an rl objective …" would read as the topic "rl"; on the dev sets
+    that refused 5 right answers)."""
     question = LEAD_IN.sub("", parse_filters(query.text).text, count=1)
     return names_a_topic(question, query.search, query.wants_list, topic if query.wants_list else None)
 

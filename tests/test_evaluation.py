@@ -278,12 +278,13 @@ LATER_SEALED = {
     "sealed7": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", 2, 3, 4, 5, 6))),
     "sealed8": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", 2, 3, 4, 5, 6, 7))),
     "sealed9": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8))),
+    "sealed10": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 10)))),
 }
 
 
 @pytest.mark.parametrize("name", list(LATER_SEALED))
 def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers, name):
-    """evals/sealed2-9.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
+    """evals/sealed2-10.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
     sealed set's read): the same schema and six types, gold ids the seeds give. Structure only: nothing scored."""
     from pathlib import Path
 
@@ -291,7 +292,7 @@ def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_pape
     questions = load_questions([evals / f"{name}.jsonl"])
     others = load_questions([evals / f"{earlier}.jsonl" for earlier in LATER_SEALED[name]])
     ids = {p.id for p in seed_papers}
-    assert len(questions) >= 60 and all(q.qid.startswith(f"s{name[-1]}-") for q in questions)
+    assert len(questions) >= 60 and all(q.qid.startswith(f"s{name.removeprefix('sealed')}-") for q in questions)
     assert len({q.qid for q in questions}) == len(questions)
     assert {q.type for q in questions} == {"topic", "fact", "paraphrase", "multi", "unanswerable", "venue"}
     assert all(set(q.gold_ids) <= ids for q in questions)

@@ -143,6 +143,18 @@ def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
     assert len(query.search.split()) > 8 and query.is_topic
 
 
+def test_a_list_is_a_topic_by_its_topic_words_a_question_about_one_paper_by_its_whole_text():
+    """rag.query.reads_as_topic: the pipeline gives it the words the corpus reads as the topic (rag.terms)."""
+    from rag.query import reads_as_topic
+
+    wrapped = parse("I am putting together a grant proposal and need to show I know the prior work on unlearning")
+    assert not wrapped.is_topic and reads_as_topic(wrapped, "prior work on unlearning")
+    described = parse("which papers study clustering where views are missing for some samples and labels are noisy?")
+    assert described.is_topic and not reads_as_topic(described, described.search)  # 12 topic words
+    one = parse("scrubbing banned facts out of a released chatbot with an rl objective that punishes any reference")
+    assert not one.is_topic and not reads_as_topic(one, "rl")
+
+
 @pytest.mark.parametrize(
     ("question", "counted"),
     [

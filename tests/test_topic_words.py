@@ -133,6 +133,23 @@ def test_a_paper_described_in_other_words_is_no_topic_however_few_topic_words_it
     assert answer.citations[:1] == ["001-02"]
 
 
+def test_a_list_described_in_more_than_8_topic_words_is_answered_not_refused_for_a_part(seed_store, seed_settings):
+    """A list whose topic words run past 8 describes what it wants; read as a topic, it was refused because no
+    paper holds every part of "noisy labels, partial or candidate labels, label proportions, positive-unlabeled"."""
+    from rag.pipeline import Pipeline
+    from rag.query import parse
+
+    store, embedder = seed_store
+    question = (
+        "papers on learning from imperfect supervision: noisy labels, partial or candidate labels, label "
+        "proportions, positive-unlabeled data"
+    )
+    assert parse(question).is_topic  # as parsed, before the corpus reads its topic words
+    assert not Pipeline(store, embedder, seed_settings).retrieve(parse(question)).query.is_topic
+    answer = ask(question, store, embedder, seed_settings)
+    assert not answer.abstained and len(set(answer.citations) & {"000-05", "000-08", "002-16", "002-19"}) >= 2
+
+
 def test_a_wrapped_list_takes_its_candidates_in_turn_from_its_topic_and_its_whole_text(seed_store, seed_settings):
     """What "which papers study knowledge distillation?" retrieves first is among a wrapped request's candidates,
     beside what its whole text retrieves first, each paper once, as many candidates as one retrieval gives."""
