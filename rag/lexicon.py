@@ -119,8 +119,8 @@ REQUEST_WORDS_NOT_FIRST = frozenset(["reading"])
 VENUES = {"iclr": "ICLR", "neurips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "acl": "ACL", "emnlp": "EMNLP"}
 # A fragment of the year phrases below: a year, not "2025-bench", "2025b", "2025.5".
 YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
-# A fragment: "ICLR'26", "ICLR ’25": a venue's own shorthand, 20xx.
-SHORT_YEAR = r"['’](\d\d)(?![\w\-]|\.\d)"
+# A fragment, after a venue's name: "ICLR'26", "ICLR ’25", "iclr26", "ICLR 26": its own shorthand, 20xx.
+SHORT_YEAR = r"['’]?(\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
 # Phrases that restrict by year: "in 2026", "from 2025", "2025 papers", "only 2025", "2025 only", and a year
@@ -137,7 +137,7 @@ YEAR_PHRASE = re.compile(
     re.I,
 )
 # A venue given alone ("iclr 2025", "ICLR'25"), as query.normalize_venue writes it the stores' way.
-VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*(?:['’]?((?:19|20)\d\d)|['’](\d\d))\s*$", re.I)
+VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*(?:['’]?((?:19|20)\d\d)|{SHORT_YEAR})\s*$", re.I)
 
 # == a list of papers, or one (rag.query.asks_for_list, rag.query.names_a_topic) =============================
 

@@ -445,7 +445,7 @@ def test_model_self_reference_becomes_this_paper(sentence, shown):
         ("SCAFFOLD_VERB", ["study", "focuses on", "analyses", "is there on"], ["studying-", "reads"]),
         ("PAPERS_NOUN", ["papers", "work", "literature"], ["paperwork", "article"]),
         ("YEAR", ["2025", "1999"], ["2025-bench", "2025b", "2025.5", "1899"]),
-        ("SHORT_YEAR", ["'26", "’25"], ["'26x", "26"]),
+        ("SHORT_YEAR", ["'26", "’25", "26"], ["'26x", "26b", "26-bench"]),
         ("LIST_PLURAL_NOUN", ["papers", "methods", "approaches"], ["paper", "method", "results"]),
         ("LIST_SINGULAR_NOUN", ["paper", "study", "approach"], ["papers", "studies"]),
         ("ORDINAL_WORD", ["second", "last", "3rd", "21st"], ["secondly", "100th", "one"]),

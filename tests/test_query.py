@@ -143,6 +143,21 @@ def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
     assert len(query.search.split()) > 8 and query.is_topic
 
 
+@pytest.mark.parametrize(
+    ("question", "venue", "search"),
+    [
+        ("iclr26 only: which submissions propose multi-view clustering methods?", "ICLR 2026", "multi-view clustering"),
+        ("ICLR 25 papers on knowledge distillation", "ICLR 2025", "knowledge distillation"),
+        ("unlearning at ICLR'26", "ICLR 2026", "unlearning"),
+    ],
+)
+def test_a_venue_with_a_two_digit_year_glued_or_apart_restricts_the_search(question, venue, search):
+    """ "iclr26" was read as a coined name no paper writes, and the question refused (two sealed sets wrote it)."""
+    query = parse(question)
+    assert (query.venue, query.year) == (venue, int(venue[-4:])) and search in query.search.lower()
+    assert not any("26" in name or "25" in name for name in query.specifics)
+
+
 def test_a_list_is_a_topic_by_its_topic_words_a_question_about_one_paper_by_its_whole_text():
     """rag.query.reads_as_topic: the pipeline gives it the words the corpus reads as the topic (rag.terms)."""
     from rag.query import reads_as_topic
