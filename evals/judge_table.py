@@ -36,6 +36,7 @@ SETS = {
     "sealed8": ["evals/sealed8.jsonl"],
     "sealed9": ["evals/sealed9.jsonl"],
     "sealed10": ["evals/sealed10.jsonl"],
+    "sealed11": ["evals/sealed11.jsonl"],
 }
 METRICS = (
     "recall@5",
