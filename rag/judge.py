@@ -156,7 +156,7 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
     """The one line saying why `verdict` refuses, naming the closest paper and the bar or rule it missed."""
     lead = "The indexed abstracts don't answer this: "
     closest = verdict.closest
-    restriction = query.venue or query.year
+    restriction = query.venue or query.year or (f"{query.since} on" if query.since is not None else None)
     if verdict.reason == "no_papers" or closest is None:
         if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
             return f"{lead}the store has no paper from {restriction}."

@@ -166,8 +166,10 @@ class LexicalIndex:
         year: int | None = None,
         venue: str | None = None,
         paper_ids: list[str] | None = None,
+        since: int | None = None,
     ) -> list[LexicalHit]:
-        """The `n` best-scoring chunks for `query` (score > 0), best first, within the filters."""
+        """The `n` best-scoring chunks for `query` (score > 0), best first, within the filters (`since`: papers of
+        that year or later)."""
         import numpy as np
 
         if not self.chunk_ids:
@@ -176,10 +178,12 @@ class LexicalIndex:
         if not terms or n <= 0:
             return []
         mask = None
-        if year is not None or venue or paper_ids:
+        if year is not None or venue or paper_ids or since is not None:
             mask = np.ones(len(self.chunk_ids), dtype=np.float32)
             if year is not None:
                 mask *= self.years == year
+            if since is not None:
+                mask *= self.years >= since
             if venue:
                 mask *= self._column("venues") == venue
             if paper_ids:

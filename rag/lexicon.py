@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 34 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
+This module holds 35 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
 and 748 listed words and phrases, in 13 word lists (a list built on another counts only the words it adds;
 words written inside a regex count with that regex, not here). `counts()` computes both numbers, and
 tests/test_lexicon.py checks this sentence against it.
@@ -123,6 +123,15 @@ YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
 SHORT_YEAR = r"['’]?(\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
+# A lower bound on the year: "since 2023", "nothing older than 2020", "2023 onwards", "2024+", "2023 or later"
+# (that year and after), "after 2023", "newer than 2023" (the years after it). query.parse_filters, before the
+# exact-year phrases below, which would read "since 2021" as 2021 alone.
+YEAR_SINCE = re.compile(
+    rf"(?<![\w\-.])(?:since|(?:nothing|none|not|no)\s+(?:older|earlier)\s+than)\s+(?:the\s+year\s+)?{YEAR}"
+    rf"|(?<![\w\-.])(?:from\s+)?{YEAR}\s*(?:\+|(?:and|or)?\s*(?:onwards?|later|newer|after|beyond)\b)"
+    rf"|(?<![\w\-.])(?:after|newer\s+than|later\s+than)\s+{YEAR}",
+    re.I,
+)
 # Phrases that restrict by year: "in 2026", "from 2025", "2025 papers", "only 2025", "2025 only", and a year
 # that opens or closes the question ("2026 clustering papers", "unlearning, 2025?"). A year glued to a name
 # ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter, nor one that follows a name written with

@@ -30,6 +30,7 @@ from .lexicon import (
     VENUES,
     WORK_IN_GENERAL,
     YEAR_PHRASE,
+    YEAR_SINCE,
 )
 from .text import content_words
 
@@ -129,24 +130,31 @@ class QueryFilters:
     text: str
     year: int | None = None
     venue: str | None = None
+    since: int | None = None  # the first year a bound admits ("since 2023", "2023 onwards", "after 2022")
 
 
 def parse_filters(question: str) -> QueryFilters:
-    """Year and venue restrictions written in the question itself, removed from the search text."""
+    """Year and venue restrictions written in the question itself, removed from the search text: a venue and
+    year, a lower bound on the year, or one year."""
     year: int | None = None
     venue: str | None = None
+    since: int | None = None
     text = question
     match = VENUE_YEAR.search(text)
     if match:
         year = _year_of(match, 2)
         venue = f"{VENUES[match.group(1).lower()]} {year}"
         text = text[: match.start()] + text[match.end() :]
+    elif bound := next((m for m in YEAR_SINCE.finditer(text) if not _follows_a_name(text, m)), None):
+        first, inclusive, strict = bound.groups()
+        since = int(first or inclusive) if not strict else int(strict) + 1  # "after 2023" admits 2024 on
+        text = text[: bound.start()] + text[bound.end() :]
     else:
         match = next((m for m in YEAR_PHRASE.finditer(text) if not _follows_a_name(text, m)), None)
         if match:
             year = int(next(group for group in match.groups() if group))
             text = text[: match.start()] + text[match.end() :]
-    return QueryFilters(" ".join(text.split()), year, venue)
+    return QueryFilters(" ".join(text.split()), year, venue, since)
 
 
 _NAME_BEFORE = re.compile(r"([\w\-]+)\s*$")
@@ -286,6 +294,7 @@ class Query:
     year: int | None = None
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
+    since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
     wants_list: bool = False
     is_topic: bool = False  # names a topic, whose every part an answering paper must hold (rag.facets)
     terms: frozenset[str] = frozenset()  # content words of the question
@@ -314,6 +323,7 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         year=year if year is not None else filters.year,
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
+        since=filters.since,
         wants_list=wants_list,
         is_topic=names_a_topic(LEAD_IN.sub("", filters.text, count=1), search, wants_list),
         terms=frozenset(content_words(text)),

@@ -26,11 +26,15 @@ if TYPE_CHECKING:
 RETRIEVERS = ("hybrid", "hybrid-rrf", "dense", "lexical")
 
 
-def build_where(year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None) -> dict | None:
+def build_where(
+    year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None, since: int | None = None
+) -> dict | None:
     """A Chroma metadata filter for the given restrictions (None when there are none)."""
     clauses: list[dict] = []
     if year is not None:
         clauses.append({"year": year})
+    if since is not None:
+        clauses.append({"year": {"$gte": since}})
     if venue:
         clauses.append({"venue": venue})
     if paper_ids:
@@ -83,11 +87,11 @@ def fuse(
     dense: dict[str, ChunkHit] = {}
     if mode != "lexical":
         # Ids and scores only: the few papers kept are read once at the end, with their abstracts.
-        for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids), details=False):
+        for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids, query.since), details=False):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
     if index is not None:
-        for lex in index.search(text, depth, year=year, venue=venue, paper_ids=paper_ids):
+        for lex in index.search(text, depth, year=year, venue=venue, paper_ids=paper_ids, since=query.since):
             lexical_best.setdefault(lex.paper_id, lex)
 
     if mode == "dense":

@@ -69,7 +69,8 @@ class Retrieval:
     @property
     def filters(self) -> dict:
         """The year/venue restrictions applied."""
-        return {name: value for name, value in (("year", self.query.year), ("venue", self.query.venue)) if value}
+        applied = (("year", self.query.year), ("since", self.query.since), ("venue", self.query.venue))
+        return {name: value for name, value in applied if value}
 
 
 # Why the judge answered or refused, one word each; `rag.judge.refusal` words the refusals.

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
 
 def query_json(query: Query) -> dict:
     """What the tool understood the question to ask."""
-    return {"search": query.search, "year": query.year, "venue": query.venue, "list": query.wants_list}
+    return {
+        "search": query.search,
+        "year": query.year,
+        "since": query.since,
+        "venue": query.venue,
+        "list": query.wants_list,
+    }
 
 
 def source_json(source: Source) -> dict:

@@ -24,7 +24,13 @@ def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
     assert not answer.abstained and answer.backend == "extractive"
     assert {"001-02", "001-18"} <= set(answer.citations) <= {s.id for s in answer.sources}
     assert all(f"[{c}]" in answer.answer for c in answer.citations)
-    assert query_json(answer.query) == {"search": "unlearning", "year": None, "venue": None, "list": True}
+    assert query_json(answer.query) == {
+        "search": "unlearning",
+        "year": None,
+        "since": None,
+        "venue": None,
+        "list": True,
+    }
     payload = answer_json(answer)
     assert payload["query"] == query_json(answer.query) and payload["question"] == QUESTION
 
@@ -33,6 +39,19 @@ def test_ask_applies_year_and_venue_given_as_arguments(papers):
     answer = papers.ask("which papers study clustering?", year=2025, venue="iclr 2025")
     assert answer.query.year == 2025 and answer.query.venue == "ICLR 2025"
     assert answer.sources and all(s.year == 2025 and s.venue == "ICLR 2025" for s in answer.sources)
+
+
+def test_a_lower_bound_on_the_year_keeps_that_year_and_later_and_says_when_none_is_left(papers):
+    """ "nothing older than 2020" admits every paper of a 2025-2026 store; it was read as 2020 alone, and refused."""
+    plain = papers.ask("which papers study knowledge distillation?")
+    bounded = papers.ask("knowledge distillation papers, nothing older than 2020")
+    assert bounded.query.since == 2020 and bounded.query.year is None
+    assert plain.citations and set(bounded.citations) == set(plain.citations)
+    onwards = papers.ask("knowledge distillation papers from 2026 onwards")
+    assert onwards.citations and set(onwards.citations) < set(plain.citations)
+    assert all(s.year >= 2026 for s in onwards.sources)
+    later = papers.ask("knowledge distillation papers since 2027")
+    assert later.abstained and "the store has no paper from 2027 on." in later.answer
 
 
 def test_search_returns_ranked_sources(papers):

@@ -81,13 +81,20 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         return json.loads(result.stdout)
 
     payload = understood("which ICLR 2025 papers study clustering?")
-    assert payload["query"] == {"search": "clustering", "year": 2025, "venue": "ICLR 2025", "list": True}
+    assert payload["query"] == {
+        "search": "clustering",
+        "year": 2025,
+        "since": None,
+        "venue": "ICLR 2025",
+        "list": True,
+    }
     assert payload["sources"] and all(s["venue"] == "ICLR 2025" for s in payload["sources"])
     assert understood("which paper studies unlearning?")["query"]["list"] is False  # "studies" is the verb
     # A venue the store does not use is not applied (nor shown as understood); the year still is.
     assert understood("which NeurIPS 2025 papers study clustering?")["query"] == {
         "search": "clustering",
         "year": 2025,
+        "since": None,
         "venue": None,
         "list": True,
     }

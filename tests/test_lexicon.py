@@ -64,6 +64,7 @@ from rag.lexicon import (
     VENUES,
     WORK_IN_GENERAL,
     YEAR_PHRASE,
+    YEAR_SINCE,
 )
 
 LEXICON = Path(lexicon.__file__)
@@ -110,6 +111,15 @@ FINDS = [
     (VENUE_YEAR, "search", "what does ICLR'26x report?", None),
     (VENUE_YEAR, "search", "ICLR papers on clustering", None),
     (VENUE_YEAR, "search", "myiclr 2025 results", None),
+    (VENUE_YEAR, "search", "iclr26 only: clustering", "iclr26"),
+    # query.parse_filters: a lower bound on the year
+    (YEAR_SINCE, "search", "what's been published since 2021?", "since 2021"),
+    (YEAR_SINCE, "search", "refs, nothing older than 2020 if possible", "nothing older than 2020"),
+    (YEAR_SINCE, "search", "find papers unlearning 2023 onwards", "2023 onwards"),
+    (YEAR_SINCE, "search", "2024+ papers", "2024+"),
+    (YEAR_SINCE, "search", "newer than 2023", "newer than 2023"),
+    (YEAR_SINCE, "search", "papers from 2023 on diffusion", None),
+    (YEAR_SINCE, "search", "GPT-2023 onwards", None),
     # query.parse_filters: a year phrase
     (YEAR_PHRASE, "search", "papers on diffusion in 2025", "in 2025"),
     (YEAR_PHRASE, "search", "graph transformers from 2025?", "from 2025"),

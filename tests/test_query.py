@@ -55,7 +55,13 @@ def test_parse(question, search, year, venue, wants_list):
     if search is not None:
         assert query.search == search
     assert (query.year, query.venue, query.wants_list) == (year, venue, wants_list)
-    assert query_json(query) == {"search": query.search, "year": year, "venue": venue, "list": wants_list}
+    assert query_json(query) == {
+        "search": query.search,
+        "year": year,
+        "since": None,
+        "venue": venue,
+        "list": wants_list,
+    }
 
 
 def test_flags_win_over_the_question_and_venues_take_the_stored_form():
@@ -141,6 +147,26 @@ def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
         "which papers study hyperbolic embeddings, graph transformers, diffusion models, unlearning and clustering?"
     )
     assert len(query.search.split()) > 8 and query.is_topic
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "search"),
+    [
+        ("what's been published on machine unlearning since 2021?", 2021, "machine unlearning"),
+        ("machine unlearning refs, nothing older than 2020 if possible", 2020, "machine unlearning"),
+        ("recent unlearning work, 2023 onwards", 2023, "unlearning"),
+        ("2024+ papers on unlearning", 2024, "unlearning"),
+        ("unlearning papers published after 2024", 2025, "unlearning"),  # after a year: the years after it
+    ],
+)
+def test_a_lower_bound_on_the_year_is_read_as_one_not_as_that_year(question, since, search):
+    query = parse(question)
+    assert (query.since, query.year) == (since, None) and search in query.search.lower()
+
+
+@pytest.mark.parametrize("question", ["papers from 2025 on unlearning", "unlearning papers from 2025"])
+def test_a_year_with_from_or_on_is_that_year(question):
+    assert (parse(question).year, parse(question).since) == (2025, None)
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,9 @@ def test_bm25_filters_by_year_venue_and_paper():
     assert {h.paper_id for h in index.search("vector", 4, venue="ICLR 2025")} == {"p2"}
     assert [h.paper_id for h in index.search("quantization", 4, paper_ids=["p4"])] == ["p4"]
     assert index.search("quantization", 4, year=1999) == []
+    assert {h.paper_id for h in index.search("quantization", 4, since=2026)} == {"p1", "p4"}
+    assert {h.paper_id for h in index.search("vector", 4, since=2025)} == {"p1", "p2"}
+    assert {h.paper_id for h in index.search("vector", 4, since=2026)} == {"p1"}
 
 
 def test_term_coverage_ignores_question_words():
