@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from .errors import InputError
 from .lexicon import (
@@ -32,7 +33,7 @@ from .lexicon import (
     YEAR_PHRASE,
     YEAR_SINCE,
 )
-from .text import content_words
+from .text import bm25_stopwords, content_words
 
 MAX_QUESTION_CHARS = 4000
 
@@ -232,13 +233,23 @@ _NAME = re.compile(r"(?<![\w\-\[])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w\-
 
 
 def coined_names(text: str) -> list[str]:
-    """Words that look like a method's name ("PURGE", "DiVeQ", "SF-DiVeQ"): two capitals or more, in order."""
+    """Words that look like a method's name ("PURGE", "DiVeQ", "SF-DiVeQ"): two capitals or more, in order; not a
+    stopword in capitals for emphasis ("NOT the game-theory ones", "ONLY 2025")."""
     names = []
     for match in _NAME.finditer(text):
         word = match.group(0)
-        if sum(c.isupper() for c in word) >= 2 and len(word) >= 3:
+        if sum(c.isupper() for c in word) >= 2 and len(word) >= 3 and not _emphasis(word):
             names.append(word)
     return list(dict.fromkeys(names))
+
+
+def _emphasis(word: str) -> bool:
+    return word.isupper() and word.lower() in _stopwords()
+
+
+@cache
+def _stopwords() -> frozenset[str]:
+    return frozenset(bm25_stopwords())
 
 
 def specific_names(text: str) -> list[str]:
@@ -249,7 +260,8 @@ def specific_names(text: str) -> list[str]:
 
 def _is_specific(word: str) -> bool:
     letters_and_digits = any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
-    return len(word) >= 2 and (letters_and_digits or (sum(c.isupper() for c in word) >= 2 and len(word) >= 3))
+    coined = sum(c.isupper() for c in word) >= 2 and len(word) >= 3 and not _emphasis(word)
+    return len(word) >= 2 and (letters_and_digits or coined)
 
 
 def _squeezed(text: str) -> str:

@@ -229,12 +229,14 @@ def test_a_long_description_asked_for_as_work_is_not_a_topic():
         ("how many env steps per second does Octax reach on a single A100", ["A100"]),  # "Octax": one capital
         ("what macro-F1 does PSDNorm get?", ["macro-F1", "PSDNorm"]),
         ("which papers study machine unlearning in 2025?", []),  # a year is no name
+        ("bandit papers with regret bounds (GLM bandits), NOT the game-theory ones", ["GLM"]),  # emphasis, no name
     ],
 )
 def test_specific_names_are_coined_names_and_words_of_letters_and_digits(question, names):
-    from rag.query import specific_names
+    from rag.query import coined_names, specific_names
 
     assert specific_names(question) == names
+    assert set(coined_names(question)) <= set(names)
 
 
 @pytest.mark.parametrize(
