@@ -137,6 +137,11 @@ class Settings(BaseSettings):
         "whether to answer and which papers to cite: `learned` (one calibrated model weighing all the evidence, "
         "rag/models/judge) or `rules` (the bars and vetoes of rag/judge.py); `learned` needs the reranker",
     )
+    list_reader: Literal["model", "rules"] = _setting(
+        "model",
+        "whether a question asks for a list of papers: `model` (one logistic model over the question's MiniLM "
+        "vector and the request-word rules' readings, rag/models/list_reader) or `rules` (the request words alone)",
+    )
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = _setting(
         0.365,

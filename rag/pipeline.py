@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING
 
 from .backends import Backend, get_backend
 from .citations import CitationStreamFilter, enforce_citations, find_citations
-from .embedding import get_query_embedder
+from .embedding import OnnxMiniLM, get_embedder, get_query_embedder
 from .errors import LLMError, RagError
 from .facets import facet_shares
 from .judge import NO_ANSWER, Judge, by_closeness, judge, list_beyond, refusal
 from .lexical import LexicalIndex, get_index, term_coverage
 from .llm import drain
 from .policy import Policy
-from .query import Query, reads_as_topic
+from .query import Query, list_evidence, reads_as_topic
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
 from .terms import term_stats, topic_words
@@ -68,6 +68,17 @@ class Pipeline:
         self.reranker = reranker
         self.query_embedder = get_query_embedder(settings, embedder)
 
+    def asks_for_list(self, query: Query, policy: Policy) -> Query:
+        """`query` with `wants_list` as the list reader reads its question (the rules' reading without one)."""
+        if policy.list_reader is None:
+            return query
+        # The reader was fitted on the packaged MiniLM's vectors, whatever model embeds the store.
+        embedder = self.embedder
+        if not isinstance(embedder, OnnxMiniLM):
+            embedder = get_embedder(replace(self.settings, embed_backend="onnx"))
+        values = [*embedder.embed([query.text])[0], *list_evidence(query.text)]
+        return replace(query, wants_list=policy.list_reader.asks_for_list(values))
+
     # -- stages ----------------------------------------------------------------------------------------
 
     def retrieve(
@@ -93,6 +104,7 @@ class Pipeline:
             query, sources = fuse(
                 query, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, speller
             )
+            query = self.asks_for_list(query, policy)
             # What the corpus reads as the topic decides whether the question names one: "for my thesis I need
             # solid citations on X" is X asked for, not a paper described in twelve words.
             query = replace(query, is_topic=reads_as_topic(query, topic_words(query.search, policy.topic_word_uses)))

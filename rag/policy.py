@@ -44,6 +44,8 @@ EVIDENCE = (
 )
 # The learned judge's weights and bars (rag/models/judge/, package data; `python -m train.fit_judge`).
 JUDGE_DIR = Path(__file__).resolve().parent / "models" / "judge"
+# Whether a question asks for a list (rag/models/list_reader/, package data; `python -m train.fit_list_reader`).
+LIST_READER_DIR = Path(__file__).resolve().parent / "models" / "list_reader"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,36 @@ def load_judge_model(folder: Path = JUDGE_DIR, features: Sequence[str] | None = 
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{folder / 'judge.json'} is malformed: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class ListReader:
+    """Whether a question asks for the papers on a topic (a list) or about the paper it describes or names: one
+    logistic model over the packaged MiniLM's vector of the question and what the request-word rules read in it
+    (`rag.query.list_evidence`), fitted on questions by many writers (`python -m train.fit_list_reader`;
+    list_reader.json says which, and how each set was predicted by a model that had not seen it). It reads "who
+    has published on X?" and "lit search: X" as lists and "I remember a paper where …" as one paper: the rules are
+    evidence it weighs, not the decision."""
+
+    weights: tuple[float, ...]
+    bias: float
+    bar: float
+
+    def probability(self, values: Sequence[float]) -> float:
+        """`values`: the question's MiniLM vector, then its `rag.query.list_evidence`."""
+        z = self.bias + sum(w * v for w, v in zip(self.weights, values, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def asks_for_list(self, values: Sequence[float]) -> bool:
+        return self.probability(values) >= self.bar
+
+
+def load_list_reader(folder: Path = LIST_READER_DIR) -> ListReader:
+    data = read_json(folder / "list_reader.json", what="the list reader", off="RAG_LIST_READER=rules")
+    try:
+        return ListReader(tuple(float(w) for w in data["weights"]), float(data["bias"]), float(data["bar"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{folder / 'list_reader.json'} is malformed: {exc}") from exc
 
 
 def read_json(path: Path, what: str = "the reranker", off: str = "RAG_RERANKER=off") -> dict:
@@ -196,6 +228,8 @@ class Policy:
     calibration: Calibration | None = None
     # -- the learned judge (judge.json); None with RAG_JUDGE=rules or the reranker off (it weighs relevance) --
     judge_model: JudgeModel | None = None
+    # -- whether a question asks for a list (list_reader.json); None with RAG_LIST_READER=rules (rag.query's words) --
+    list_reader: ListReader | None = None
     # Papers an extractive answer quotes; a list's further members are listed by title and id.
     quoted_papers: int = 5
 
@@ -214,7 +248,11 @@ class Policy:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, calibration: Calibration | None = None, judge_model: JudgeModel | None = None
+        cls,
+        settings: Settings,
+        calibration: Calibration | None = None,
+        judge_model: JudgeModel | None = None,
+        list_reader: ListReader | None = None,
     ) -> Policy:
         """The policy `settings` ask for; the reranker's calibration and the judge are read from their folders
         (or given)."""
@@ -223,10 +261,13 @@ class Policy:
         learned = settings.reranker and settings.judge == "learned"
         if learned and judge_model is None:
             judge_model = load_judge_model(features=EVIDENCE)
+        if settings.list_reader == "model" and list_reader is None:
+            list_reader = load_list_reader()
         return cls(
             min_score=settings.min_score,
             evidence_ratio=settings.evidence_ratio,
             detail_ratio=settings.detail_ratio,
             calibration=calibration if settings.reranker else None,
             judge_model=judge_model if learned else None,
+            list_reader=list_reader if settings.list_reader == "model" else None,
         )

@@ -184,6 +184,28 @@ def asks_for_list(question: str) -> bool:
     )
 
 
+# What the rules read in a question, as evidence for the list reader (rag.policy.ListReader), which weighs them with
+# the question's vector instead of letting them decide: the request words, "what is X?" asking for the paper
+# defining a name, and a question word opening it (a topic is typed bare).
+LIST_EVIDENCE = (
+    "list_question",
+    "work_in_general",
+    "paper_request",
+    "one_paper_asked",
+    "defines_name",
+    "question_opener",
+)
+
+
+def list_evidence(question: str) -> tuple[float, ...]:
+    """`LIST_EVIDENCE` of `question` (1.0 or 0.0 each), read where `asks_for_list` reads: after the year and venue."""
+    text = parse_filters(clean_question(question)).text
+    rules = (LIST_QUESTION, WORK_IN_GENERAL, PAPER_REQUEST, ONE_PAPER_ASKED)
+    read = [bool(rule.search(text)) for rule in rules]
+    read += [defined_name(text) is not None, bool(QUESTION_OPENER.match(text))]
+    return tuple(float(r) for r in read)
+
+
 TOPIC_WORDS = 8  # a topic named in this many words or fewer is a topic; a longer phrase describes a paper
 
 

@@ -152,9 +152,14 @@ def test_relevance_is_a_probability_and_orders_the_sources(seed_store, seed_sett
 def test_relevance_decides_abstention(seed_store, seed_settings):
     store, embedder = seed_store
     bar = load_calibration().relevance_bar
-    off_topic = ask("what is the best recipe for sourdough bread?", store, embedder, seed_settings)
+    # Read as a question about one thing (the rules' reading), the relevance bar refuses it; the list reader reads
+    # it as a list request, and the facet rule refuses it first, naming the word no paper holds.
+    question = "what is the best recipe for sourdough bread?"
+    off_topic = ask(question, store, embedder, replace(seed_settings, list_reader="rules"))
     assert off_topic.abstained and f"below the bar {bar:g}" in off_topic.answer
     assert max(s.relevance for s in off_topic.sources) < bar
+    as_list = ask(question, store, embedder, seed_settings)
+    assert as_list.abstained and "no paper found covers “sourdough”" in as_list.answer
     answered = ask("which papers study spiking neural networks?", store, embedder, seed_settings)
     assert not answered.abstained and answered.citations[0] == "002-15"
     # papers the user chose (a follow-up about them), or min_score 0, apply no bar, reranked or not
