@@ -37,6 +37,7 @@ SETS = {
     "sealed9": ["evals/sealed9.jsonl"],
     "sealed10": ["evals/sealed10.jsonl"],
     "sealed11": ["evals/sealed11.jsonl"],
+    "sealed12": ["evals/sealed12.jsonl"],
 }
 METRICS = (
     "recall@5",
