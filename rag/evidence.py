@@ -20,6 +20,7 @@ from .lexicon import ONE_PAPER_NAMED as _ONE_PAPER
 from .lexicon import SEVERAL_PAPERS as _SEVERAL
 from .policy import Policy
 from .query import Query, names_any
+from .terms import topic_words
 from .text import content_words, split_sentences, tidy_latex
 from .types import Source, Verdict
 
@@ -159,9 +160,9 @@ class Selector:
         sentences = [
             (i, j, s) for i, src in enumerate(near) for j, s in enumerate(split_sentences(src.abstract)) if quotable(s)
         ]
-        vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
+        asked, question_words = self._read_as(query)
+        vectors = self.embedder.embed([asked] + [s for _, _, s in sentences])
         similarity = vectors[1:] @ vectors[0]
-        question_words = set(query.terms)
 
         scored: dict[int, list[Scored]] = {}
         for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
@@ -203,9 +204,9 @@ class Selector:
         ]
         if not sentences:
             return [[] for _ in papers]
-        vectors = self.embedder.embed([query.search] + [s for _, _, s in sentences])
+        asked, question_words = self._read_as(query)
+        vectors = self.embedder.embed([asked] + [s for _, _, s in sentences])
         similarity = vectors[1:] @ vectors[0]
-        question_words = set(query.terms)
         scored: list[list[Scored]] = [[] for _ in papers]
         for (i, j, sentence), sim in zip(sentences, similarity, strict=True):
             overlap = len(question_words & content_words(sentence)) / len(question_words) if question_words else 0.0
@@ -236,6 +237,16 @@ class Selector:
         if source.score < self.policy.min_score:
             return False
         return contains_phrase(query.search, f"{source.title or ''}. {source.abstract}")
+
+    def _read_as(self, query: Query) -> tuple[str, set[str]]:
+        """(what a paper's sentences are ranked against, the words one of them shares to speak to the question). A
+        topic list is read by its topic, as its papers were judged (rag.pipeline): "I'm writing the related work
+        section and need references on diffusion models" quotes and keeps the papers "which papers study
+        diffusion models?" does, not those whose best sentence mentions "related work"."""
+        if query.wants_list and query.is_topic:
+            topic = topic_words(query.search, self.policy.topic_word_uses)
+            return topic, content_words(topic) or set(query.terms)
+        return query.search, set(query.terms)
 
     def _has_evidence(self, best: Scored, question_words: set[str]) -> bool:
         score, _, sentence = best

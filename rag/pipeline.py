@@ -146,11 +146,14 @@ class Pipeline:
         _, by_topic = fuse(
             topical, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, None
         )
+        # A paper both retrievals find is read as the topic's retrieval found it (its cosine to the topic, its rank
+        # there), so its relevance is what "which papers study X?" gives it, however the request around X reads.
+        by_topic_id = {source.id: source for source in by_topic}
         merged: dict[str, Source] = {}
         for pair in zip_longest(by_topic, sources):
             for source in pair:
                 if source is not None:
-                    merged.setdefault(source.id, source)
+                    merged.setdefault(source.id, by_topic_id.get(source.id, source))
         return list(merged.values())[:wanted]
 
     def add_lexical_evidence(

@@ -89,9 +89,11 @@ class Reranker:
         """FEATURES for each source, in the fused order given."""
         logits = self.logits(query.search, [passage(s.title, s.abstract or s.snippet) for s in sources])
         coverage = term_coverages(query.search, [s.text for s in sources])
+        # Each paper's rank is the one its own retrieval gave (a list's candidates come from two retrievals taken
+        # in turn: rag.pipeline.with_topic_candidates), else its place here.
         return [
-            (float(logit), float(source.score), covered, math.log1p(rank))
-            for rank, (logit, source, covered) in enumerate(zip(logits, sources, coverage, strict=True))
+            (float(logit), float(source.score), covered, math.log1p(_rank(source, place)))
+            for place, (logit, source, covered) in enumerate(zip(logits, sources, coverage, strict=True))
         ]
 
     def rerank(self, query: Query, sources: Sequence[Source], calibration: Calibration) -> list[Source]:
@@ -102,6 +104,10 @@ class Reranker:
             source.relevance = probability
         order = sorted(range(len(sources)), key=lambda i: -probabilities[i])
         return [sources[i] for i in order]
+
+
+def _rank(source: Source, place: int) -> int:
+    return source.fused_rank if source.fused_rank is not None else place
 
 
 def _check_file(path: Path, expected: str) -> None:

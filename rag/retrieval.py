@@ -120,7 +120,8 @@ def fuse(
         # Chroma's own cosine for chunks it returned, so the scores match the dense query's exactly
         kept[hit.paper_id] = replace(hit, score=dense[hit.paper_id].score) if hit.paper_id in dense else hit
     sources = [_source(kept[p]) for p in ranked if p in kept]
-    for source in sources:
+    for rank, source in enumerate(sources):
+        source.fused_rank = rank
         if source.id in papers:
             source.abstract = papers[source.id].abstract
     return query, sources

@@ -41,6 +41,9 @@ class Source:
     relevance: float | None = None
     # For a topic question: each facet of the topic with the share of it this paper holds (rag.facets); else None.
     facet_shares: tuple[Share, ...] | None = None
+    # Its rank in the retrieval that found it (0 first; rag.retrieval.fuse), which the reranker's calibration
+    # weighs; None: its place in the list it is in.
+    fused_rank: int | None = None
 
     @property
     def label(self) -> str:

@@ -170,3 +170,50 @@ def test_a_wrapped_list_takes_its_candidates_in_turn_from_its_topic_and_its_whol
     merged = [s.id for s in pipeline.with_topic_candidates(query, whole, *shared[:-1])]
     assert merged[0] == topic[0].id and len(merged) == len(set(merged)) == wanted
     assert {s.id for s in topic[:10]} | {s.id for s in whole[:10]} <= set(merged)
+
+
+@pytest.mark.parametrize("topic", ["diffusion models", "implicit neural representations"])
+@pytest.mark.parametrize(
+    "request_",
+    [
+        # the topic cut is exactly the plain question's, yet a member was dropped: its best sentence, ranked against
+        # the whole request, shared none of the request's words ("writing", "section", "references")
+        "I'm writing the related work section for my paper and need references on {topic}.",
+        # ranked in turn with what the whole text retrieves, a member's fused rank doubled and its relevance fell
+        # under the cite bar
+        "Are there any notable studies focused on {topic} that I should know about?",
+    ],
+)
+def test_a_list_wrapped_in_a_long_request_is_read_by_its_topic_paper_by_paper(
+    seed_store, seed_settings, topic, request_
+):
+    store, embedder = seed_store
+    plain = ask(f"which papers study {topic}?", store, embedder, seed_settings)
+    asked = ask(request_.format(topic=topic), store, embedder, seed_settings)
+    assert len(plain.citations) >= 4 and set(asked.citations) == set(plain.citations)
+
+
+def test_a_paper_the_topic_retrieves_has_the_relevance_the_plain_question_gives_it(seed_store, seed_settings):
+    """A list's candidates come from its topic's retrieval and its whole text's, taken in turn; a paper the topic
+    retrieves is reranked with the cosine and rank that retrieval gave it, not its place in the merged list."""
+    from rag.terms import topic_words
+
+    from .helpers import retrieve
+
+    store, embedder = seed_store
+    plain = retrieve("which papers study diffusion models?", store, embedder, seed_settings)
+    wrapped = retrieve(
+        "hey, do you know any work on diffusion models? trying to get up to speed",
+        store,
+        embedder,
+        seed_settings,
+    )
+    assert wrapped.query.search != plain.query.search  # two retrievals were merged
+    assert topic_words(wrapped.query.search, 10) == plain.query.search  # the same topic
+    read = {s.id: (s.score, s.fused_rank, s.relevance) for s in plain.candidates}
+    shared = [s for s in wrapped.candidates if s.id in read][:5]
+    assert len(shared) == 5
+    assert [(s.score, s.fused_rank) for s in shared] == [read[s.id][:2] for s in shared]
+    # The int8 cross-encoder quantizes each batch's activations on the fly: the same pair's logit moves a little
+    # with the other passages in its batch.
+    assert all(s.relevance == pytest.approx(read[s.id][2], abs=0.05) for s in shared)
