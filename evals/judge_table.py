@@ -38,6 +38,7 @@ SETS = {
     "sealed10": ["evals/sealed10.jsonl"],
     "sealed11": ["evals/sealed11.jsonl"],
     "sealed12": ["evals/sealed12.jsonl"],
+    "sealed13": ["evals/sealed13.jsonl"],
 }
 METRICS = (
     "recall@5",
