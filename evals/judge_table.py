@@ -39,6 +39,7 @@ SETS = {
     "sealed11": ["evals/sealed11.jsonl"],
     "sealed12": ["evals/sealed12.jsonl"],
     "sealed13": ["evals/sealed13.jsonl"],
+    "sealed14": ["evals/sealed14.jsonl"],
 }
 METRICS = (
     "recall@5",
