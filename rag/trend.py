@@ -1,0 +1,125 @@
+"""How many papers of the store are on a topic, by year, area and decision: `rag trend "unlearning"`.
+
+Membership is decided paper by paper by the test a list's papers pass (rag.judge.list_beyond): the
+cross-encoder's calibrated relevance to the topic (rag.rerank) at or above the bar at which a list cites a paper
+(`Calibration.cite_bar`), and every facet of the topic held (rag.facets). The candidates are the topic's hybrid
+retrieval over the whole store, `TREND_DEPTH` deep; the cross-encoder reads each (~6 ms a paper on 2 cores),
+which is what bounds the depth. When members still appear among the last `TAIL` candidates read, more may lie
+deeper, and the count is given as a lower bound ("at least").
+
+The calibration weighs a paper's retrieval rank (log1p(rank)); it was fitted on ranks below
+`Calibration.candidates`, so a deeper candidate is read at that last rank rather than extrapolated (a paper fused
+200th would otherwise need a near-certain cross-encoder logit). docs/EVALUATION.md gives the precision and recall
+this membership reaches on hand-labelled papers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+from .facets import holds_topic
+from .lexical import get_index
+from .retrieval import fuse
+from .terms import topic_words
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+    from .query import Query
+    from .types import Source
+
+TREND_DEPTH = 300  # candidates the judge reads: ~1.8 s of cross-encoder at 31.5k papers on 2 cores
+TAIL = 30  # a member among the last TAIL read: the count is a lower bound
+
+
+@dataclass
+class Trend:
+    topic: str  # what was judged: the question's topic words
+    members: list[Source]  # most relevant first
+    judged: int  # candidates read
+    complete: bool  # False: members reach the depth read, more may lie deeper (a lower bound)
+    by_year: dict[int, int] = field(default_factory=dict)
+    by_area: dict[str, int] = field(default_factory=dict)
+    by_status: dict[str, int] = field(default_factory=dict)
+    papers_by_year: dict[int, int] = field(default_factory=dict)  # the store's papers (the filter applied)
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+    def share(self, year: int) -> float | None:
+        """Members of `year` per paper of that year in the store."""
+        total = self.papers_by_year.get(year)
+        return self.by_year.get(year, 0) / total if total else None
+
+
+def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
+    """The papers of the store on `query`'s topic (its year/venue filters applied), counted."""
+    if pipeline.reranker is None or pipeline.policy.calibration is None:
+        raise InputError("counting papers on a topic needs the reranker: unset RAG_RERANKER=off")
+    policy = pipeline.policy
+    calibration = policy.calibration
+    assert calibration is not None
+    topic = topic_words(query.search, policy.topic_word_uses) or query.search
+    # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
+    # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
+    # unfiltered count gives 2025.
+    topical = replace(query, search=topic, year=None, venue=None, since=None)
+    with pipeline.store.reading():
+        index = get_index(pipeline.store) if pipeline.settings.retriever != "dense" else None
+        _, candidates = fuse(
+            topical,
+            pipeline.store,
+            pipeline.query_embedder,
+            pipeline.settings,
+            policy,
+            depth,
+            None,
+            pipeline.settings.retriever,
+            index,
+            None,
+        )
+        papers_by_year = _papers_by_year(index) if index is not None else {}
+    last_known = calibration.candidates - 1
+    for source in candidates:
+        source.fused_rank = min(source.fused_rank if source.fused_rank is not None else last_known, last_known)
+    judged = pipeline.reranker.rerank(topical, candidates, calibration)
+    # The list's own test (rag.judge.list_beyond): the cite bar, and every facet of the topic held.
+    pipeline.add_lexical_evidence(replace(topical, is_topic=True), judged, index, pipeline.settings.retriever, policy)
+    on_topic = {
+        s.id
+        for s in judged
+        if (s.relevance or 0.0) >= calibration.cite_bar and holds_topic(s.facet_shares, policy.facet_bar)
+    }
+    tail = candidates[-TAIL:] if len(candidates) >= depth else []
+    complete = not any(s.id in on_topic for s in tail)
+    members = [s for s in judged if s.id in on_topic and _passes(query, s)]
+    return Trend(
+        topic=topic,
+        members=members,
+        judged=len(candidates),
+        complete=complete,
+        by_year=dict(sorted(Counter(s.year for s in members if s.year).items())),
+        by_area=dict(Counter(a for s in members if (a := getattr(s, "area", None))).most_common()),
+        by_status=dict(Counter(st for s in members if (st := getattr(s, "status", None))).most_common()),
+        papers_by_year=papers_by_year if query.year is None and query.venue is None else {},
+    )
+
+
+def _passes(query: Query, source: Source) -> bool:
+    """Whether `source` is within the query's year, since-year and venue."""
+    if query.year is not None and source.year != query.year:
+        return False
+    if query.since is not None and (source.year is None or source.year < query.since):
+        return False
+    return query.venue is None or source.venue == query.venue
+
+
+def _papers_by_year(index) -> dict[int, int]:
+    """The store's papers per year, from the lexical index's chunk columns (no store read)."""
+    years: dict[str, int] = {}
+    for paper_id, year in zip(index.paper_ids, index.years.tolist(), strict=True):
+        years.setdefault(paper_id, int(year))
+    return dict(sorted(Counter(y for y in years.values() if y > 0).items()))

@@ -1,0 +1,45 @@
+"""Counts over a conference (rag.trend) on the real seed store: the members a list would cite, counted by year."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.query import parse
+from rag.trend import trend
+
+MULTI_VIEW = {"000-02", "002-05", "002-06", "004-05"}  # evals/questions.jsonl q002; 004-05 is the 2025 one
+UNLEARNING = {"001-02", "001-15", "001-18"}  # q001
+
+
+@pytest.fixture(scope="module")
+def pipeline(seed_store_dir):
+    from rag.api import Papers
+
+    return Papers(store=seed_store_dir).pipeline
+
+
+def test_the_count_is_the_papers_on_the_topic_by_year_with_each_year_s_share(pipeline):
+    counted = trend(pipeline, parse("multi-view clustering"))
+    assert {s.id for s in counted.members} == MULTI_VIEW
+    assert counted.count == 4 and counted.complete
+    assert counted.by_year == {2025: 1, 2026: 3}
+    assert sum(counted.papers_by_year.values()) == 95
+    assert counted.share(2025) == pytest.approx(1 / counted.papers_by_year[2025])
+
+
+def test_a_question_is_counted_on_its_topic_words(pipeline):
+    asked = trend(pipeline, parse("how many papers study machine unlearning?"))
+    assert asked.topic == "machine unlearning"
+    assert {s.id for s in asked.members} == UNLEARNING
+
+
+def test_a_year_filter_counts_what_the_whole_count_gives_that_year(pipeline):
+    whole = trend(pipeline, parse("multi-view clustering"))
+    counted = trend(pipeline, parse("multi-view clustering", year=2025))
+    assert [s.id for s in counted.members] == [s.id for s in whole.members if s.year == 2025] == ["004-05"]
+    assert counted.papers_by_year == {}  # no per-year share within a filter
+
+
+def test_a_topic_no_paper_holds_counts_none(pipeline):
+    counted = trend(pipeline, parse("neural decoders for quantum error correction"))
+    assert counted.count == 0 and counted.by_year == {}
