@@ -44,6 +44,7 @@ class Trend:
     by_area: dict[str, int] = field(default_factory=dict)
     by_status: dict[str, int] = field(default_factory=dict)
     papers_by_year: dict[int, int] = field(default_factory=dict)  # the store's papers (the filter applied)
+    judged_ids: list[str] = field(default_factory=list)  # every candidate read, most relevant first
 
     @property
     def count(self) -> int:
@@ -100,6 +101,7 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
         topic=topic,
         members=members,
         judged=len(candidates),
+        judged_ids=[s.id for s in judged],
         complete=complete,
         by_year=dict(sorted(Counter(s.year for s in members if s.year).items())),
         by_area=dict(Counter(a for s in members if (a := getattr(s, "area", None))).most_common()),
