@@ -1,0 +1,220 @@
+"""A paper's link, primary area and decision: read from JSONL, CSV and the seeds' sidecar.
+
+tests/data/iclr_unlearning_sample.jsonl holds 19 real records of the ICLR 2025/2026 corpus, as the corpus writes
+them: papers with "unlearning" in the title, chosen for their decisions (oral, spotlight, poster, reject,
+desk_rejected, withdrawn, unknown) and, within a decision, for different primary areas.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag.cli import app
+from rag.corpus import SEED_METADATA, load_papers, normalize_status, paper_url
+from rag.errors import InputError
+
+from .conftest import REPO, SEEDS
+
+runner = CliRunner()
+SAMPLE = Path(__file__).parent / "data" / "iclr_unlearning_sample.jsonl"
+ORAL = "51WraMid8K"  # "A Probabilistic Perspective on Unlearning and Alignment for Large Language Models"
+
+
+def sample_records() -> list[dict]:
+    return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+
+
+def write_jsonl(records: list[dict], path: Path) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+
+
+def test_jsonl_keeps_the_decision_as_one_word_the_area_and_the_openreview_link():
+    papers = {p.id: p for p in load_papers([SAMPLE])}
+    records = {r["id"]: r for r in sample_records()}
+    assert len(papers) == 19
+    for pid, paper in papers.items():
+        assert paper.url == f"https://openreview.net/forum?id={pid}"
+        assert paper.area == records[pid]["primary_area"]
+    assert papers[ORAL].status == "oral" and records[ORAL]["status"] == "accept (oral)"
+    words = {records[pid]["status"]: paper.status for pid, paper in papers.items()}
+    assert words == {
+        "accept (oral)": "oral",
+        "accept (spotlight)": "spotlight",
+        "accept (poster)": "poster",
+        "reject": "reject",
+        "desk_rejected": "reject",
+        "withdrawn": "withdrawn",
+        "unknown": "unknown",
+    }
+
+
+def test_csv_keeps_url_area_and_status_and_area_is_an_alias(tmp_path):
+    csv = tmp_path / "papers.csv"
+    csv.write_text(
+        "ID,Abstract,URL,Area,Status\n"
+        "p-1,First abstract.,https://example.org/p1,Learning Theory,Accept (Spotlight)\n"
+        "p-2,Second abstract.,,,\n",
+        encoding="utf-8",
+    )
+    first, second = load_papers([csv])
+    assert (first.url, first.area, first.status) == ("https://example.org/p1", "Learning Theory", "spotlight")
+    assert (second.url, second.area, second.status) == (None, None, None)  # empty cells: none
+
+
+def test_an_explicit_url_wins_over_the_openreview_rule(tmp_path):
+    (paper,) = load_papers(
+        [write_jsonl([{"id": ORAL, "abstract": "A.", "url": "https://arxiv.org/abs/1"}], tmp_path / "a.jsonl")]
+    )
+    assert paper.url == "https://arxiv.org/abs/1"
+
+
+@pytest.mark.parametrize(
+    ("paper_id", "url"),
+    [
+        ("KRVnpTbx7R", "https://openreview.net/forum?id=KRVnpTbx7R"),  # a corpus id
+        ("a_b-CdEf12", "https://openreview.net/forum?id=a_b-CdEf12"),  # OpenReview ids may hold _ and -
+        ("001-02", None),  # a seed list's id
+        ("KRVnpTbx7", None),  # 9 characters
+        ("KRVnpTbx7Rx", None),  # 11
+        ("2401.12345", None),  # arXiv: a dot
+        ("1234567890", None),  # no letter: another scheme's number
+    ],
+)
+def test_the_link_rule(paper_id, url):
+    assert paper_url(paper_id) == url
+    assert paper_url(paper_id, "https://example.org/x") == "https://example.org/x"
+
+
+@pytest.mark.parametrize(
+    ("written", "word"),
+    [
+        ("accept (oral)", "oral"),
+        ("Accept (Poster)", "poster"),
+        ("accept: spotlight", "spotlight"),
+        ("poster", "poster"),
+        ("Accept", "accept"),
+        ("accepted", "accept"),
+        ("Accept (notable-top-5%)", "accept"),
+        ("reject", "reject"),
+        ("Rejected", "reject"),
+        ("desk_rejected", "reject"),
+        ("Desk Reject", "reject"),
+        ("withdrawn", "withdrawn"),
+        ("unknown", "unknown"),
+        ("  ", None),
+    ],
+)
+def test_decisions_as_written_are_read_as_one_word(written, word):
+    assert normalize_status(written) == word
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("status", "maybe later", "'status' 'maybe later' is not a decision (use one of oral, spotlight, poster"),
+        ("status", 3, "'status' must be a string, got int"),
+        ("url", "javascript:alert(1)", "'url' 'javascript:alert(1)' is not an http:// or https:// address"),
+        ("url", "https://example.org/a b", "is not an http:// or https:// address"),
+        ("primary_area", ["a"], "'primary_area' must be a string, got list"),
+        ("area", 7, "'area' must be a string, got int"),
+    ],
+)
+def test_bad_values_are_refused_in_one_line_naming_file_and_line(tmp_path, field, value, message):
+    path = write_jsonl(
+        [{"id": "ok-1", "abstract": "Fine."}, {"id": "bad-1", "abstract": "A.", field: value}], tmp_path / "p.jsonl"
+    )
+    with pytest.raises(InputError) as refused:
+        load_papers([path])
+    text = str(refused.value)
+    assert text.startswith(f"{path}:2: ") and message in text and "\n" not in text
+
+
+def test_two_different_areas_are_refused(tmp_path):
+    path = write_jsonl(
+        [{"id": "a", "abstract": "A.", "primary_area": "optimization", "area": "learning theory"}], tmp_path / "p.jsonl"
+    )
+    with pytest.raises(InputError, match=r"p\.jsonl:1: 'primary_area' 'optimization' and 'area' 'learning theory'"):
+        load_papers([path])
+
+
+def test_ingest_refuses_a_bad_status_before_writing_anything(tmp_path):
+    path = write_jsonl([{"id": "a", "abstract": "A.", "status": "maybe later"}], tmp_path / "p.jsonl")
+    result = runner.invoke(app, ["ingest", str(path), "--store", str(tmp_path / "store")])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {path}:1: 'status' 'maybe later'")
+    assert not (tmp_path / "store" / "chroma.sqlite3").exists()
+
+
+# -- the seeds' sidecar ------------------------------------------------------------------------------------------
+
+
+def test_every_seed_carries_its_openreview_link_area_and_decision_and_no_title(seed_papers):
+    assert all(p.url and p.url.startswith("https://openreview.net/forum?id=") for p in seed_papers)
+    assert all(p.area for p in seed_papers) and all(p.title is None for p in seed_papers)
+    first = next(p for p in seed_papers if p.id == "000-01")  # DiVeQ
+    assert (first.url, first.status) == ("https://openreview.net/forum?id=KRVnpTbx7R", "poster")
+    statuses = [p.status for p in seed_papers]
+    assert {s: statuses.count(s) for s in set(statuses)} == {"poster": 83, "unknown": 7, "spotlight": 3, "oral": 2}
+
+
+def test_the_sidecar_applies_only_to_the_abstract_it_was_matched_to(tmp_path):
+    seed_list = next(SEEDS.glob("000_*.txt"))
+    lines = seed_list.read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if i and line.strip())
+    lines[first] = lines[first].replace("Vector quantization", "Vector quantisation", 1)  # 000-01, edited
+    (tmp_path / seed_list.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shutil.copy(SEEDS / SEED_METADATA, tmp_path / SEED_METADATA)
+    papers = {p.id: p for p in load_papers([tmp_path])}
+    assert (papers["000-01"].url, papers["000-01"].area, papers["000-01"].status) == (None, None, None)
+    assert papers["000-02"].url == "https://openreview.net/forum?id=KAGR7Mqu4h"
+
+
+def test_a_broken_sidecar_is_refused_in_one_line(tmp_path):
+    shutil.copy(next(SEEDS.glob("000_*.txt")), tmp_path)
+    (tmp_path / SEED_METADATA).write_text('{"papers": [1, 2]}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"metadata\.json: not a seed metadata file"):
+        load_papers([tmp_path])
+
+
+def test_the_matching_script_rebuilds_the_sidecar_from_a_corpus(tmp_path, seed_papers):
+    """evals/seed_metadata.py over a corpus holding the seeds' papers as the sidecar names them (000-11 reworded, as
+    its authors did, and a decoy of its year): it writes the committed sidecar again, but for how 000-11 matched."""
+    committed = json.loads((SEEDS / SEED_METADATA).read_text(encoding="utf-8"))
+    records = []
+    for paper in seed_papers:
+        entry = committed["papers"][paper.id]
+        abstract = paper.abstract.replace("rethinks the from-scratch training of", "rethink the development of")
+        records.append({"id": entry["openreview_id"], "abstract": abstract, "year": paper.year, "venue": paper.venue})
+        records[-1].update(primary_area=entry["primary_area"], status=entry["status"])
+    records.append(
+        {"id": "decoyDecoy", "abstract": "Time series foundation models.", "year": 2026, "venue": "ICLR 2026"}
+    )
+    corpus = tmp_path / "corpus.jsonl.gz"
+    with gzip.open(corpus, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in records)
+    seeds = tmp_path / "seeds"
+    shutil.copytree(SEEDS, seeds)
+    (seeds / SEED_METADATA).unlink()
+    script = REPO / "evals" / "seed_metadata.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(corpus), "--seeds", str(seeds)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("95 seeds, 1 by the closest abstract (000-11)\n")
+    rebuilt = json.loads((seeds / SEED_METADATA).read_text(encoding="utf-8"))
+    assert rebuilt["papers"]["000-11"]["matched"].startswith("closest abstract (0.9")
+    for entries in (rebuilt["papers"], committed["papers"]):
+        entries["000-11"].pop("matched")
+    assert rebuilt == committed
