@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from .store import Store
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: each chunk's primary area and decision
 PAGE = 5000  # documents read from Chroma per call while rebuilding
 
 
@@ -56,7 +56,15 @@ def tokenize(texts: list[str]):
 
 class LexicalIndex:
     def __init__(
-        self, bm25, chunk_ids: list[str], paper_ids: list[str], years: np.ndarray, venues: list[str], generation: str
+        self,
+        bm25,
+        chunk_ids: list[str],
+        paper_ids: list[str],
+        years: np.ndarray,
+        venues: list[str],
+        generation: str,
+        areas: list[str] | None = None,
+        statuses: list[str] | None = None,
     ) -> None:
         self.bm25 = bm25
         self.chunk_ids = chunk_ids
@@ -64,6 +72,9 @@ class LexicalIndex:
         self.years = years
         self.venues = venues
         self.generation = generation
+        # Each chunk's paper's primary area and decision ("" when it has none).
+        self.areas = areas if areas is not None else [""] * len(chunk_ids)
+        self.statuses = statuses if statuses is not None else [""] * len(chunk_ids)
 
     # -- building and persistence -------------------------------------------------------------------------
 
@@ -82,6 +93,8 @@ class LexicalIndex:
             np.asarray([int(m.get("year", -1)) for m in metadatas], dtype=np.int32),
             [str(m.get("venue", "")) for m in metadatas],
             generation,
+            [str(m.get("area") or "") for m in metadatas],
+            [str(m.get("status") or "") for m in metadatas],
         )
 
     @classmethod
@@ -118,7 +131,15 @@ class LexicalIndex:
                 self.bm25.save(staging / "bm25")
             np.save(staging / "years.npy", self.years)
             (staging / "docs.json").write_text(
-                json.dumps({"chunk_ids": self.chunk_ids, "paper_ids": self.paper_ids, "venues": self.venues})
+                json.dumps(
+                    {
+                        "chunk_ids": self.chunk_ids,
+                        "paper_ids": self.paper_ids,
+                        "venues": self.venues,
+                        "areas": self.areas,
+                        "statuses": self.statuses,
+                    }
+                )
             )
             (staging / "manifest.json").write_text(
                 json.dumps({"format": FORMAT_VERSION, "generation": self.generation, "chunks": len(self.chunk_ids)})
@@ -155,7 +176,17 @@ class LexicalIndex:
             bm25 = bm25s.BM25.load(directory / "bm25", mmap=True) if docs["chunk_ids"] else bm25s.BM25()
         except (OSError, ValueError, KeyError):
             return None
-        return cls(bm25, docs["chunk_ids"], docs["paper_ids"], years, docs["venues"], str(manifest["generation"]))
+        generation = str(manifest["generation"])
+        return cls(
+            bm25,
+            docs["chunk_ids"],
+            docs["paper_ids"],
+            years,
+            docs["venues"],
+            generation,
+            docs["areas"],
+            docs["statuses"],
+        )
 
     # -- searching --------------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .policy import Policy
 from .query import Query
+from .store import stored_url
 from .types import Source
 
 if TYPE_CHECKING:
@@ -181,4 +182,7 @@ def _source(hit: ChunkHit) -> Source:
         venue=meta.get("venue") or None,
         score=hit.score,
         snippet=hit.text,
+        url=stored_url(meta) if meta else None,
+        area=meta.get("area") or None,
+        status=meta.get("status") or None,
     )

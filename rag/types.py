@@ -44,6 +44,10 @@ class Source:
     # Its rank in the retrieval that found it (0 first; rag.retrieval.fuse), which the reranker's calibration
     # weighs; None: its place in the list it is in.
     fused_rank: int | None = None
+    # The paper's link (rag.corpus.paper_url), primary area and decision (rag.corpus.DECISIONS), when known.
+    url: str | None = None
+    area: str | None = None
+    status: str | None = None
 
     @property
     def label(self) -> str:

@@ -24,7 +24,7 @@ from .conftest import REPO
 runner = CliRunner()
 BIN = Path(sys.executable).parent
 
-SOURCE_KEYS = {"id", "title", "label", "year", "venue", "score", "relevance", "snippet"}
+SOURCE_KEYS = {"id", "title", "label", "year", "venue", "url", "area", "status", "score", "relevance", "snippet"}
 
 
 @pytest.fixture()

@@ -122,6 +122,9 @@ def test_get_paper_returns_the_full_abstract(server, seed_papers):
         "title": expected.title,
         "year": expected.year,
         "venue": expected.venue,
+        "url": expected.url,
+        "area": expected.area,
+        "status": expected.status,
         "keywords": list(expected.keywords),
         "abstract": expected.abstract,
     }

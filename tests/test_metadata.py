@@ -1,4 +1,5 @@
-"""A paper's link, primary area and decision: read from JSONL, CSV and the seeds' sidecar.
+"""A paper's link, primary area and decision: read from JSONL, CSV and the seeds' sidecar, kept in the store, and
+rewritten without embedding anything when they alone change; a store written before they were kept still answers.
 
 tests/data/iclr_unlearning_sample.jsonl holds 19 real records of the ICLR 2025/2026 corpus, as the corpus writes
 them: papers with "unlearning" in the title, chosen for their decisions (oral, spotlight, poster, reject,
@@ -12,16 +13,22 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from rag import Papers
 from rag.cli import app
+from rag.config import Settings
 from rag.corpus import SEED_METADATA, load_papers, normalize_status, paper_url
 from rag.errors import InputError
+from rag.store import Store
+from rag.wire import answer_json
 
 from .conftest import REPO, SEEDS
+from .helpers import assert_store_exact, ingest_counts
 
 runner = CliRunner()
 SAMPLE = Path(__file__).parent / "data" / "iclr_unlearning_sample.jsonl"
@@ -35,6 +42,16 @@ def sample_records() -> list[dict]:
 def write_jsonl(records: list[dict], path: Path) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory, seed_store_dir) -> Path:
+    """The seed store with the 19 sample papers added (read-only for tests)."""
+    target = tmp_path_factory.mktemp("sample-store") / "store"
+    shutil.copytree(seed_store_dir, target)
+    result = runner.invoke(app, ["ingest", str(SAMPLE), "--store", str(target)])
+    assert result.exit_code == 0, result.output
+    return target
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
@@ -218,3 +235,84 @@ def test_the_matching_script_rebuilds_the_sidecar_from_a_corpus(tmp_path, seed_p
     for entries in (rebuilt["papers"], committed["papers"]):
         entries["000-11"].pop("matched")
     assert rebuilt == committed
+
+
+# -- the store -----------------------------------------------------------------------------------------------------
+
+
+def test_the_store_keeps_them_and_show_prints_them(sample_store):
+    paper = Store(replace(Settings(), store=sample_store)).get_paper(ORAL)
+    assert (paper.status, paper.area) == ("oral", "alignment, fairness, safety, privacy, and societal considerations")
+    assert paper.url == f"https://openreview.net/forum?id={ORAL}"
+    shown = runner.invoke(app, ["show", ORAL, "--store", str(sample_store)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[2] == (
+        f"oral · alignment, fairness, safety, privacy, and societal considerations · https://openreview.net/forum?id={ORAL}"
+    )
+    as_json = json.loads(runner.invoke(app, ["show", "000-01", "--json", "--store", str(sample_store)]).stdout)
+    assert as_json["url"] == "https://openreview.net/forum?id=KRVnpTbx7R" and as_json["status"] == "poster"
+
+
+def test_labels_alone_changed_are_rewritten_and_nothing_is_embedded(tmp_path, sample_store, monkeypatch):
+    monkeypatch.setattr("rag.ingest.RELABEL_BATCH", 2)  # the three papers relabelled in two writes
+    store = tmp_path / "store"
+    shutil.copytree(sample_store, store)
+    records = sample_records()
+    records[0] = {**records[0], "status": "accept (oral)"}
+    records[1] = {**records[1], "primary_area": "learning theory"}
+    records[2] = {**records[2], "url": "https://example.org/paper"}
+    changed = write_jsonl(records, tmp_path / "changed.jsonl")
+    result = runner.invoke(app, ["ingest", str(changed), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert ingest_counts(result.stdout) == {"added": 0, "updated": 3, "unchanged": 16, "embedded": 0}
+    papers = Store(replace(Settings(), store=store)).get_papers([r["id"] for r in records[:3]])
+    assert papers[records[0]["id"]].status == "oral"
+    assert papers[records[1]["id"]].area == "learning theory"
+    assert papers[records[2]["id"]].url == "https://example.org/paper"
+    assert_store_exact(store, load_papers([SEEDS]) + load_papers([changed]))  # every chunk, not only chunk 0
+    again = runner.invoke(app, ["ingest", str(changed), "--store", str(store)])
+    assert ingest_counts(again.stdout) == {"added": 0, "updated": 0, "unchanged": 19, "embedded": 0}
+
+
+def strip_labels(store: Path) -> None:
+    """Make `store` a store written before links, areas and decisions were kept: no such keys on any chunk, and
+    no lexical index (it is rebuilt from the chunks)."""
+    collection = Store(replace(Settings(), store=store)).collection()
+    ids = collection.get(include=[])["ids"]
+    gone = dict.fromkeys(("url", "area", "status", "meta_hash"))
+    collection.update(ids=ids, metadatas=[gone] * len(ids))  # None removes a key
+    shutil.rmtree(store / "lexical", ignore_errors=True)
+
+
+def without_labels(payload: dict) -> dict:
+    payload = {**payload, "timings_ms": None}
+    payload["sources"] = [
+        {k: v for k, v in s.items() if k not in ("url", "area", "status")} for s in payload["sources"]
+    ]
+    return payload
+
+
+def test_an_old_store_answers_and_a_new_ingest_adds_the_labels_without_embedding(tmp_path, store_copy):
+    strip_labels(store_copy)
+    metadata = Store(replace(Settings(), store=store_copy)).collection().get(ids=["001-02#0"], include=["metadatas"])
+    assert "url" not in metadata["metadatas"][0] and "status" not in metadata["metadatas"][0]
+    question = "which papers study unlearning?"
+    before = Papers(store=store_copy).ask(question)
+    assert before.citations[:2] == ["001-02", "001-18"]
+    assert all((s.url, s.area, s.status) == (None, None, None) for s in before.sources)  # seed ids: no rule applies
+
+    result = runner.invoke(app, ["ingest", str(SEEDS), "--store", str(store_copy)])
+    assert result.exit_code == 0, result.output
+    assert ingest_counts(result.stdout) == {"added": 0, "updated": 95, "unchanged": 0, "embedded": 0}
+    after = Papers(store=store_copy).ask(question)
+    assert after.sources[0].url == "https://openreview.net/forum?id=BjWwqPE7mk" and after.sources[0].status
+    # The same answer from the same papers, in the same order, with the same scores: only the labels are new.
+    assert without_labels(answer_json(after)) == without_labels(answer_json(before))
+
+
+def test_an_old_store_links_openreview_ids_by_the_rule(tmp_path, sample_store):
+    store = tmp_path / "store"
+    shutil.copytree(sample_store, store)
+    strip_labels(store)
+    paper = Papers(store=store).get(ORAL)
+    assert (paper.url, paper.area, paper.status) == (f"https://openreview.net/forum?id={ORAL}", None, None)

@@ -272,6 +272,32 @@ def test_filters_come_from_the_server_and_its_errors_are_shown(server, browser):
     assert error.is_displayed() and "k" in error.text and "100" in error.text, error.text
 
 
+def test_a_chip_links_out_to_the_paper_and_the_panel_shows_its_decision_area_and_link(server, browser):
+    fresh_page(browser, server.url)
+    WebDriverWait(browser, 30).until(lambda d: "95 papers" in d.find_element(By.ID, "store-info").text)
+
+    browser.find_element(By.ID, "question").send_keys(UNLEARNING, Keys.ENTER)
+    turn = wait_answered(browser, 1)
+    assert "001-02" in chip_ids(turn)
+    # The chip opens the abstract here; beside it, a real link to the paper's page, in a new tab.
+    link = turn.find_element(By.CSS_SELECTOR, '.answer .chip[data-id="001-02"] + a.chip-link')
+    assert link.get_attribute("href") == "https://openreview.net/forum?id=BjWwqPE7mk"
+    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    row = turn.find_element(By.CSS_SELECTOR, '.sources li[data-id="001-02"]')
+    assert row.find_element(By.CSS_SELECTOR, "a.source-link").get_attribute("href") == link.get_attribute("href")
+    assert "poster" in row.text  # its decision, beside year and venue
+    panel = open_paper(browser, turn, "001-02")
+    details = browser.find_element(By.ID, "panel-details")
+    assert "poster" in details.text and "alignment, fairness, safety" in details.text, details.text
+    panel_link = details.find_element(By.CSS_SELECTOR, "a.panel-link")
+    assert (
+        panel_link.get_attribute("href") == link.get_attribute("href")
+        and panel_link.get_attribute("target") == "_blank"
+    )
+    browser.find_element(By.ID, "panel-close").click()
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+
 def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):
     with running_server(seed_store_dir, RAG_SERVE_TOKEN=TOKEN) as guarded:
         fresh_page(browser, guarded.url)

@@ -4,7 +4,7 @@
  * The server's contract (rag serve):
  *   GET  /api/info                 -> {papers, store, backend, years, venues}
  *   POST /api/ask/stream           -> Server-Sent Events: query, sources, text*, warning*, answer | error
- *   GET  /api/papers/{id}          -> {id, title, year, venue, keywords, abstract, sentences}
+ *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -79,7 +79,38 @@ function whereFrom(source) {
   const parts = [];
   if (source.year) parts.push(String(source.year));
   if (source.venue && source.venue !== String(source.year)) parts.push(source.venue);
+  if (source.status) parts.push(source.status);
   return parts.join(" · ");
+}
+
+/** A paper's page (its `url`), only when it is an http(s) address: nothing else becomes a link. */
+function paperUrl(source) {
+  const url = source && source.url;
+  return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host.replace(/^www\./, "");
+  } catch {
+    return "the paper's page";
+  }
+}
+
+/** A link to the paper's page, opened in a new tab; `text` is what it shows. */
+function paperLink(url, id, text, className) {
+  return el(
+    "a",
+    {
+      class: className,
+      href: url,
+      target: "_blank",
+      rel: "noopener noreferrer",
+      title: `${id} on ${hostOf(url)}`,
+      "aria-label": `Open ${id} on ${hostOf(url)} (new tab)`,
+    },
+    text,
+  );
 }
 
 /** Scroll to the newest turn, unless the user has scrolled up to read something. */
@@ -254,7 +285,10 @@ function chip(id, source) {
   const label = `${id}: ${paperLabel(source)} (${[whereFrom(source), `${scoreName(source)} ${scoreText(source)}`]
     .filter(Boolean)
     .join(", ")})`;
-  return el("button", { type: "button", class: "chip", dataset: { id }, "aria-label": label }, id);
+  const button = el("button", { type: "button", class: "chip", dataset: { id }, "aria-label": label }, id);
+  const url = paperUrl(source);
+  // The chip opens the abstract here; its arrow opens the paper's own page in a new tab.
+  return url ? el("span", { class: "chip-pair" }, button, paperLink(url, id, "↗", "chip-link")) : button;
 }
 
 // -- one turn of the conversation -------------------------------------------------------------------------
@@ -434,6 +468,7 @@ function sourceItem(source, cited) {
         el("span", { class: "source-meta" }, whereFrom(source)),
       ),
     ),
+    paperUrl(source) ? paperLink(paperUrl(source), source.id, `${hostOf(paperUrl(source))} ↗`, "source-link") : null,
     el(
       "span",
       { class: "score", title: `${scoreName(source)} ${scoreText(source)}` },
@@ -671,6 +706,7 @@ async function openPaper(id, view, trigger) {
   const source = view ? view.sources.get(id) : null;
   $("#panel-meta").textContent = id;
   $("#panel-title").textContent = (source && source.title) || `Abstract of ${id}`;
+  $("#panel-details").replaceChildren();
   $("#panel-keywords").replaceChildren();
   $("#panel-note").textContent = "";
   $("#panel-abstract").replaceChildren(el("p", { class: "panel-loading" }, "Loading the abstract…"));
@@ -691,6 +727,14 @@ function fillPanel(paper, view, source) {
   $("#panel-meta").textContent = [paper.id, paper.venue || paper.year, score].filter(Boolean).join(" · ");
   // An untitled paper (the seeds) is headed by its id, not by words the abstract repeats just below.
   $("#panel-title").textContent = paper.title || `Abstract of ${paper.id}`;
+  // The decision and the primary area, then the link to the paper's own page.
+  const url = paperUrl(paper);
+  const details = [
+    paper.status ? el("span", { class: "panel-status" }, paper.status) : null,
+    paper.area ? el("span", { class: "panel-area" }, paper.area) : null,
+    url ? paperLink(url, paper.id, `${hostOf(url)} ↗`, "panel-link") : null,
+  ].filter(Boolean);
+  $("#panel-details").replaceChildren(...details);
   $("#panel-keywords").replaceChildren(...(paper.keywords || []).map((word) => el("li", {}, word)));
   const sentences = paper.sentences && paper.sentences.length ? paper.sentences : [paper.abstract || ""];
   const { marks, why } = highlighted(sentences, view && view.quoted ? view.quoted[paper.id] : null, source);
