@@ -136,16 +136,31 @@ REFRESH_SECONDS = 2.0
 
 
 def _simple_filter(where: dict) -> bool:
-    """A filter of plain field equalities (what year/venue parsing builds), which `_passes` can check."""
+    """A filter of plain field equalities (what year/venue parsing builds) and of a decision among several (the
+    status filter's `$in`), which `_passes` can check."""
     clauses = where.get("$and", [where])
     return all(
-        len(c) == 1 and not str(next(iter(c))).startswith("$") and not isinstance(next(iter(c.values())), dict)
+        len(c) == 1
+        and not str(next(iter(c))).startswith("$")
+        and (not isinstance(next(iter(c.values())), dict) or _decisions_in(c) is not None)
         for c in clauses
     )
 
 
+def _decisions_in(clause: dict) -> list | None:
+    """The decisions of a status clause `{"status": {"$in": [...]}}`; None for any other clause."""
+    value = clause.get("status")
+    if isinstance(value, dict) and list(value) == ["$in"]:
+        return value["$in"]
+    return None
+
+
 def _passes(metadata: dict, where: dict) -> bool:
-    return all(metadata.get(field) == value for clause in where.get("$and", [where]) for field, value in clause.items())
+    return all(
+        metadata.get(field) in value["$in"] if isinstance(value, dict) else metadata.get(field) == value
+        for clause in where.get("$and", [where])
+        for field, value in clause.items()
+    )
 
 
 def paper_of_chunk(chunk_id: str) -> str:

@@ -75,8 +75,15 @@ class Retrieval:
 
     @property
     def filters(self) -> dict:
-        """The year/venue restrictions applied."""
-        applied = (("year", self.query.year), ("since", self.query.since), ("venue", self.query.venue))
+        """The year/venue/area/status restrictions applied."""
+        query = self.query
+        applied = (
+            ("year", query.year),
+            ("since", query.since),
+            ("venue", query.venue),
+            ("area", query.area),
+            ("status", query.status),
+        )
         return {name: value for name, value in applied if value}
 
 

@@ -27,6 +27,8 @@ def query_json(query: Query) -> dict:
         "year": query.year,
         "since": query.since,
         "venue": query.venue,
+        "area": query.area,
+        "status": query.status,
         "list": query.wants_list,
     }
 

@@ -316,3 +316,106 @@ def test_an_old_store_links_openreview_ids_by_the_rule(tmp_path, sample_store):
     strip_labels(store)
     paper = Papers(store=store).get(ORAL)
     assert (paper.url, paper.area, paper.status) == (f"https://openreview.net/forum?id={ORAL}", None, None)
+
+
+# -- filters -------------------------------------------------------------------------------------------------------
+
+UNLEARNING = "which papers study machine unlearning?"
+SAFETY = "alignment, fairness, safety, privacy, and societal considerations"
+
+
+def ask_json(store: Path, *args: str) -> dict:
+    result = runner.invoke(app, ["ask", UNLEARNING, "--json", "-k", "8", "--store", str(store), *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_status_and_area_filters_change_the_sources_of_ask(sample_store):
+    every = ask_json(sample_store)
+    assert {s["status"] for s in every["sources"]} > {"reject"}, every["sources"]  # a mix of decisions
+    rejected = ask_json(sample_store, "--status", "rejected")
+    assert rejected["query"]["status"] == "rejected" and rejected["sources"]
+    assert {s["status"] for s in rejected["sources"]} == {"reject"}  # desk_rejected too: one word, "reject"
+    assert set(rejected["citations"]) <= {s["id"] for s in rejected["sources"]}
+    accepted = ask_json(sample_store, "--status", "Accepted")
+    assert accepted["sources"] and {s["status"] for s in accepted["sources"]} <= {"oral", "spotlight", "poster"}
+    # The area in any case; applied as the store writes it.
+    safety = ask_json(sample_store, "--area", SAFETY.upper())
+    assert safety["query"]["area"] == SAFETY and {s["area"] for s in safety["sources"]} == {SAFETY}
+    both = ask_json(sample_store, "--area", SAFETY, "--status", "withdrawn")
+    assert all((s["area"], s["status"]) == (SAFETY, "withdrawn") for s in both["sources"]) and both["sources"]
+
+
+def test_search_filters_and_says_so_on_stderr(sample_store):
+    result = runner.invoke(app, ["search", "unlearning", "--status", "oral", "--store", str(sample_store)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "filtered: status oral\n"
+    ids = [line.split()[1].strip("[]") for line in result.stdout.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert sorted(ids) == ["001-01", "001-04", "51WraMid8K", "PBjCTeDL6o"]  # the store's four oral papers
+    # Each source line ends with the paper's link.
+    assert f"https://openreview.net/forum?id={ORAL}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--status", "maybe"], "error: unknown status 'maybe': use one of accepted, oral, spotlight, poster, "),
+        (["--area", "quantum gardening"], "error: no papers of area 'quantum gardening' in the store; its areas: "),
+    ],
+)
+def test_a_bad_filter_is_one_line_and_exit_2(sample_store, flags, message):
+    for command in (["ask", UNLEARNING], ["search", "unlearning"]):
+        result = runner.invoke(app, [*command, *flags, "--store", str(sample_store)])
+        assert result.exit_code == 2 and result.stdout == ""
+        assert result.stderr.startswith(message) and result.stderr.count("\n") == 1, result.stderr
+    if "--area" in flags:
+        assert f"{SAFETY} (8)" in result.stderr and "learning theory (21)" in result.stderr
+
+
+def test_papers_filters_and_gives_the_facets(sample_store):
+    papers = Papers(store=sample_store)
+    found = papers.search("unlearning", k=5, status="withdrawn")
+    assert found and {s.status for s in found} == {"withdrawn"}
+    assert all(s.url == f"https://openreview.net/forum?id={s.id}" for s in found)
+    answer = papers.ask(UNLEARNING, area="learning theory")
+    assert answer.query.area == "learning theory" and {s.area for s in answer.sources} == {"learning theory"}
+    with pytest.raises(InputError, match=r"^unknown status 'desk rejected': use one of accepted, "):
+        papers.search("unlearning", status="desk rejected")
+    info = papers.info()
+    assert info["statuses"] == [
+        {"status": "accepted", "papers": 95},
+        {"status": "oral", "papers": 4},
+        {"status": "spotlight", "papers": 4},
+        {"status": "poster", "papers": 87},
+        {"status": "rejected", "papers": 5},
+        {"status": "withdrawn", "papers": 4},
+    ]
+    areas = {a["area"]: a["papers"] for a in info["areas"]}
+    assert areas[SAFETY] == 8 and areas["learning theory"] == 21 and sum(areas.values()) == 95 + 19
+    assert [a["area"] for a in info["areas"]] == sorted(areas)
+
+
+def test_the_chat_filters_new_questions_by_status_and_area(sample_store):
+    lines = (
+        "/json\n/status rejected\n/area nowhere\n" + UNLEARNING + "\n/status off\n/area learning theory\n" + UNLEARNING
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "rag", "chat", "--store", str(sample_store)],
+        input=lines + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = (json.loads(line) for line in done.stdout.splitlines())
+    assert {s["status"] for s in first["sources"]} == {"reject"} and first["query"]["status"] == "rejected"
+    assert {s["area"] for s in second["sources"]} == {"learning theory"} and second["query"]["status"] is None
+    assert "no papers of area 'nowhere' in the store" in done.stderr  # a hint: the chat goes on
+    assert "↳ searching: machine unlearning · rejected" in done.stderr
+
+
+def test_an_old_store_refuses_a_status_filter_saying_it_has_none(tmp_path, store_copy):
+    strip_labels(store_copy)
+    result = runner.invoke(app, ["search", "unlearning", "--status", "accepted", "--store", str(store_copy)])
+    assert result.exit_code == 2
+    assert result.stderr == "error: no accepted papers in the store; its decisions: none: its papers have none\n"

@@ -2,7 +2,8 @@
  *
  * Plain browser JavaScript, no build step and no dependencies, so the page works offline from the package.
  * The server's contract (rag serve):
- *   GET  /api/info                 -> {papers, store, backend, years, venues}
+ *   GET  /api/info                 -> {papers, store, backend, years, venues, areas: [{area, papers}],
+ *                                      statuses: [{status, papers}]}
  *   POST /api/ask/stream           -> Server-Sent Events: query, sources, text*, warning*, answer | error
  *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
@@ -438,6 +439,8 @@ function describeFilters(filters = {}) {
   const parts = [];
   if (filters.year) parts.push(`year ${filters.year}`);
   if (filters.venue) parts.push(filters.venue);
+  if (filters.area) parts.push(`area ${filters.area}`);
+  if (filters.status) parts.push(filters.status);
   if (filters.k && filters.k !== DEFAULT_K) parts.push(`${filters.k} sources`);
   return parts.join(" · ");
 }
@@ -448,6 +451,8 @@ function describeQuery(query, paperIds) {
   const parts = [`searching: ${query.search}`];
   if (query.year) parts.push(`year ${query.year}`);
   if (query.venue) parts.push(query.venue);
+  if (query.area) parts.push(`area ${query.area}`);
+  if (query.status) parts.push(query.status);
   if (paperIds.length) parts.push(`papers ${paperIds.join(", ")}`);
   return parts.join(" · ");
 }
@@ -489,6 +494,8 @@ function currentFilters() {
   return {
     year: $("#year").value ? parseInt($("#year").value, 10) : null,
     venue: $("#venue").value || null,
+    area: $("#area").value || null,
+    status: $("#status").value || null,
     k: Number.isFinite(k) && k > 0 ? k : DEFAULT_K,
   };
 }
@@ -526,6 +533,8 @@ async function ask(question, filters = currentFilters()) {
   const body = { question, k: filters.k };
   if (filters.year) body.year = filters.year;
   if (filters.venue) body.venue = filters.venue;
+  if (filters.area) body.area = filters.area;
+  if (filters.status) body.status = filters.status;
   if (history.length) body.history = history;
 
   try {
@@ -613,6 +622,8 @@ function updateUrl(question, filters) {
   const params = new URLSearchParams({ q: question });
   if (filters.year) params.set("year", filters.year);
   if (filters.venue) params.set("venue", filters.venue);
+  if (filters.area) params.set("area", filters.area);
+  if (filters.status) params.set("status", filters.status);
   if (filters.k && filters.k !== DEFAULT_K) params.set("k", filters.k);
   history.replaceState(null, "", `${location.pathname}?${params}`);
 }
@@ -829,7 +840,7 @@ function saveToken(event) {
 
 // -- start-up ---------------------------------------------------------------------------------------------
 
-/** The store's size, backend, and the years and venues the filters offer. */
+/** The store's size, backend, and the years, venues, areas and decisions the filters offer. */
 async function loadInfo() {
   const info = $("#store-info");
   try {
@@ -839,6 +850,8 @@ async function loadInfo() {
     info.title = data.store ? `Store: ${data.store}` : "";
     fillSelect($("#year"), data.years || []);
     fillSelect($("#venue"), data.venues || []);
+    fillFacet($("#area"), data.areas || [], "area");
+    fillFacet($("#status"), data.statuses || [], "status");
   } catch (error) {
     info.textContent = error instanceof AuthError ? "Token needed" : "Server unavailable";
     info.title = error.message;
@@ -852,6 +865,15 @@ function fillSelect(select, values) {
   select.value = values.map(String).includes(chosen) ? chosen : "";
 }
 
+/** A select of facet values, each shown with its papers: "learning theory (20)". */
+function fillFacet(select, items, key) {
+  const chosen = select.value;
+  const values = items.map((item) => String(item[key]));
+  const options = items.map((item) => el("option", { value: String(item[key]) }, `${item[key]} (${item.papers})`));
+  select.replaceChildren(el("option", { value: "" }, "Any"), ...options);
+  select.value = values.includes(chosen) ? chosen : "";
+}
+
 /** Set a select to `value`, adding the option when /api/info did not list it (a deep link may name it). */
 function choose(select, value) {
   if (!value) return;
@@ -859,12 +881,14 @@ function choose(select, value) {
   select.value = value;
 }
 
-/** `/?q=...&year=&venue=&k=`: fill the form and ask, unless a reload restored that very question. */
+/** `/?q=...&year=&venue=&area=&status=&k=`: fill the form and ask, unless a reload restored that very question. */
 function runDeepLink() {
   const params = new URLSearchParams(location.search);
   const question = (params.get("q") || "").trim();
   choose($("#year"), params.get("year"));
   choose($("#venue"), params.get("venue"));
+  choose($("#area"), params.get("area"));
+  choose($("#status"), params.get("status"));
   if (params.get("k")) $("#k").value = params.get("k");
   if (!question) return;
   const last = state.turns[state.turns.length - 1];
