@@ -25,7 +25,7 @@ from .config import Settings, default_store
 from .conversation import Conversation, PastTurn
 from .errors import InputError, StoreError
 from .followups import ChatState
-from .query import Query, parse
+from .query import STATUS_FILTERS, Query, parse
 from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
@@ -124,16 +124,20 @@ class Papers:
         venue: str | None = None,
         backend: str | None = None,
         history: Sequence[PastTurn] | None = None,
+        area: str | None = None,
+        status: str | None = None,
     ) -> Answer:
         """The answer to `question`, citing only retrieved papers. An LLM that fails falls back to the
-        extractive answer, with the reason in `Answer.warnings`.
+        extractive answer, with the reason in `Answer.warnings`. `area` (a primary area, any case) and `status`
+        (accepted, oral, spotlight, poster, rejected, withdrawn) keep only those papers; one the store has no paper
+        of is an `InputError` naming what it has.
 
         With `history` (the earlier turns, oldest first; may be empty) the question is read as a follow-up, as
         `rag chat` reads it: "the second one", "only 2025 ones", "compare them".
         """
         from .pipeline import answer_of
 
-        return answer_of(self._events(question, k, year, venue, backend, history, stream=False))
+        return answer_of(self._events(question, k, year, venue, backend, history, area, status, stream=False))
 
     def stream(
         self,
@@ -143,13 +147,15 @@ class Papers:
         venue: str | None = None,
         backend: str | None = None,
         history: Sequence[PastTurn] | None = None,
+        area: str | None = None,
+        status: str | None = None,
     ) -> Iterator[Event]:
         """The answer as events: "query", "sources", then "text" pieces (and any "warning"), then "answer".
 
         The question is parsed before the first event, so a bad question raises here, not midway. Leaving the
-        loop early (or closing the generator) stops the answer there. `history`: as for `ask`.
+        loop early (or closing the generator) stops the answer there. `history`, `area`, `status`: as for `ask`.
         """
-        return self._events(question, k, year, venue, backend, history, stream=True)
+        return self._events(question, k, year, venue, backend, history, area, status, stream=True)
 
     def _events(
         self,
@@ -159,22 +165,38 @@ class Papers:
         venue: str | None,
         backend: str | None,
         history: Sequence[PastTurn] | None,
+        area: str | None,
+        status: str | None,
         stream: bool,
     ) -> Iterator[Event]:
-        query = parse(question, year=year, venue=venue)  # a bad question raises now, before the store opens
+        # A bad question (or status) raises now, before the store opens.
+        query = parse(question, year=year, venue=venue, area=area, status=status)
         pipeline = self.pipeline
         if history is None:
             return pipeline.run(query, k=k, backend=backend, stream=stream)
-        state = ChatState(k=k or self.settings.k, backend=backend or self.settings.backend, year=year)
+        state = ChatState(
+            k=k or self.settings.k,
+            backend=backend or self.settings.backend,
+            year=year,
+            area=query.area,
+            status=query.status,
+        )
         conversation = Conversation(pipeline, state, venue=venue)
         conversation.replay(history)
         return conversation.run(question, stream=stream)
 
     def search(
-        self, query: str, k: int | None = None, year: int | None = None, venue: str | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        year: int | None = None,
+        venue: str | None = None,
+        area: str | None = None,
+        status: str | None = None,
     ) -> list[Source]:
-        """The papers that best match `query`, best first, each with its best chunk and cosine score."""
-        return self.search_query(parse(query, year=year, venue=venue), k).sources
+        """The papers that best match `query`, best first, each with its best chunk and cosine score (filters: as
+        for `ask`)."""
+        return self.search_query(parse(query, year=year, venue=venue, area=area, status=status), k).sources
 
     def search_query(self, query: Query, k: int | None = None) -> Retrieval:
         """The `Retrieval` for a parsed query (the query as applied, and the papers)."""
@@ -187,16 +209,23 @@ class Papers:
             return store.get_paper(paper_id)
 
     def info(self) -> dict:
-        """What the store holds: its paper count, label, and the years and venues a filter can take."""
+        """What the store holds: its paper count, label, and the years, venues, primary areas and statuses a filter
+        can take, the areas and statuses with their papers (`[{"area", "papers"}]`, `[{"status", "papers"}]`: the
+        `status` values the filter takes, "accepted" counting oral, spotlight and poster papers)."""
         from .lexical import get_index
 
         store = self.pipeline.store
         with store.reading():
             index = get_index(store)
+            facets = index.facets()
+            decisions = facets["statuses"]
+            statuses = {key: sum(decisions.get(d, 0) for d in kept) for key, kept in STATUS_FILTERS.items()}
             return {
                 "papers": store.count_papers(),
                 "store": self.settings.store_label,
                 "backend": self.settings.backend,
                 "years": sorted({int(y) for y in index.years if y > 0}),
                 "venues": sorted({v for v in index.venues if v}),
+                "areas": [{"area": area, "papers": n} for area, n in sorted(facets["areas"].items())],
+                "statuses": [{"status": key, "papers": n} for key, n in statuses.items() if n],
             }

@@ -21,7 +21,9 @@ from .backends import BACKENDS
 from .conversation import Conversation, condense_messages
 from .errors import RagError
 from .followups import ChatState, Resolution, is_year
+from .lexical import get_index
 from .pipeline import Pipeline
+from .query import STATUS_FILTERS, Query, status_filter, within_facets
 from .wire import answer_json
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "/show ID": "a paper's full abstract (an id, or a number from the last list)",
     "/k N": "papers quoted per question (1-100)",
     "/year Y|off": "only papers from year Y for new questions, or any year",
+    "/area NAME|off": "only papers of this primary area for new questions (/area lists them), or any",
+    "/status S|off": "only accepted, oral, spotlight, poster, rejected or withdrawn papers for new questions, or any",
     "/backend NAME": "extractive | openai | local",
     "/json": "toggle JSON output",
     "/reset": "forget the conversation (settings stay)",
@@ -128,7 +132,7 @@ class Chat:
         try:
             for event in self.conversation.run(question):
                 if event.type == "query" and event.resolved is not None:
-                    self.begin_answer(event.resolved)
+                    self.begin_answer(event.resolved, event.query)
                 elif event.type == "text":
                     self.on_text(event.text)
                 elif event.type == "warning":
@@ -162,9 +166,10 @@ class Chat:
         if self.interactive:
             self.out.print()
 
-    def begin_answer(self, resolution: Resolution) -> None:
-        """The question as understood, then the answer's own output."""
-        self.note(resolution.describe())
+    def begin_answer(self, resolution: Resolution, query: Query | None = None) -> None:
+        """The question as understood (with the area and status filters applied), then the answer's own output."""
+        filters = [f"area {query.area}" if query.area else "", query.status or ""] if query else []
+        self.note(" · ".join([resolution.describe(), *(part for part in filters if part)]))
         self.begin_output()
 
     def on_text(self, piece: str) -> None:
@@ -217,6 +222,22 @@ class Chat:
                 self.note(f"year filter {state.year}: new questions search only {state.year} papers")
             else:
                 self.hint("/year takes a year or off, e.g. /year 2025")
+        elif name == "/area":
+            self.set_area(arg)
+        elif name == "/status":
+            if arg.lower() in ("off", "any", "none", "all"):
+                state.status = None
+                self.note("status filter off: new questions search every decision")
+            else:
+                try:
+                    state.status = status_filter(arg)
+                except RagError:
+                    self.hint(f"/status takes one of {', '.join(STATUS_FILTERS)}, or off")
+                    return True
+                if state.status:
+                    self.note(f"status filter {state.status}: new questions search only {state.status} papers")
+                else:
+                    self.hint(f"/status takes one of {', '.join(STATUS_FILTERS)}, or off")
         elif name == "/backend":
             if arg not in BACKENDS:
                 self.hint(f"/backend takes one of: {', '.join(BACKENDS)} (now {state.backend})")
@@ -230,10 +251,30 @@ class Chat:
             self.note(f"JSON output {'on' if state.json_output else 'off'}")
         elif name == "/reset":
             state.reset()
-            self.note("conversation forgotten (k, year filter and backend kept)")
+            self.note("conversation forgotten (k, year, area and status filters and backend kept)")
         else:
             self.hint(f"unknown command {name}: /help lists the commands")
         return True
+
+    def set_area(self, arg: str) -> None:
+        """`/area NAME`: the area as the store writes it (any case); `/area` alone lists the store's areas."""
+        state = self.state
+        if arg.lower() in ("off", "any", "none", "all"):
+            state.area = None
+            self.note("area filter off: new questions search every area")
+            return
+        facets = get_index(self.store).facets()["areas"]
+        if not arg:
+            listed = "; ".join(f"{name} ({n})" for name, n in sorted(facets.items()))
+            self.note(f"areas: {listed}" if listed else "the store's papers have no primary area")
+            return
+        try:
+            query = within_facets(Query(text=arg, search=arg, area=arg), facets, {})
+        except RagError as exc:
+            self.hint(str(exc))
+            return
+        state.area = query.area
+        self.note(f"area filter {state.area}: new questions search only papers of that area")
 
     def begin_output(self) -> None:
         """Piped output: a blank line between one answer (or abstract) and the next; none between JSON lines."""
@@ -313,11 +354,17 @@ def run_chat(
     *,
     k: int | None,
     year: int | None,
+    area: str | None = None,
+    status: str | None = None,
 ) -> int:
     """Run the chat until /quit, Ctrl-D or the end of piped input. Returns the exit status."""
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    state = ChatState(k=k or settings.k, backend=settings.backend, year=year)
+    state = ChatState(k=k or settings.k, backend=settings.backend, year=year, status=status_filter(status))
     chat = Chat(store, embedder, settings, state, interactive)
+    if area:  # as the store writes it; one the store does not have is refused in one line (rag.cli.friendly)
+        state.area = within_facets(
+            Query(text=area, search=area, area=area), get_index(store).facets()["areas"], {}
+        ).area
     chat.banner()
     if interactive:
         chat.loop_interactive()

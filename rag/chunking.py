@@ -39,7 +39,8 @@ def _splitter(chunk_tokens: int, overlap: int):
 
 
 def paper_hash(paper: Paper, chunk_tokens: int, overlap: int, model: str) -> str:
-    """Changes whenever anything that goes into the paper's stored chunks changes."""
+    """Changes whenever anything that goes into the paper's stored chunks changes, but for the labels (`labels`:
+    link, area, decision), which `metadata_hash` covers: a new link is written without embedding the paper again."""
     payload = json.dumps(
         [
             paper.id,
@@ -55,6 +56,25 @@ def paper_hash(paper: Paper, chunk_tokens: int, overlap: int, model: str) -> str
         ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def metadata_hash(paper: Paper) -> str:
+    """Changes whenever what is shown and filtered by, but never embedded, changes: the link, the primary area, the
+    decision. Empty for a paper with none of them, as a store written before they were kept reads (no key)."""
+    fields = [paper.url, paper.area, paper.status]
+    if not any(fields):
+        return ""
+    return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def labels(paper: Paper) -> dict:
+    """The chunk metadata `metadata_hash` covers: what an ingest rewrites, embedding nothing, when only it changed."""
+    return {
+        "url": paper.url or "",
+        "area": paper.area or "",
+        "status": paper.status or "",
+        "meta_hash": metadata_hash(paper),
+    }
 
 
 def chunk_paper(paper: Paper, chunk_tokens: int, overlap: int, model: str) -> list[Chunk]:
@@ -79,6 +99,7 @@ def chunk_paper(paper: Paper, chunk_tokens: int, overlap: int, model: str) -> li
             "venue": paper.venue or "",
             "keywords": "; ".join(paper.keywords),
             "paper_hash": digest,
+            **labels(paper),
         }
         if number == 0:
             metadata["abstract"] = paper.abstract

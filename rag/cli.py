@@ -16,10 +16,12 @@ import typer
 
 from . import __version__, render
 from .cli_common import (
+    AreaOpt,
     ChromaOpt,
     JsonOpt,
     KOpt,
     RetrieverOpt,
+    StatusOpt,
     StoreOpt,
     VenueOpt,
     YearOpt,
@@ -100,6 +102,8 @@ def ask_command(
     k: KOpt = None,
     year: YearOpt = None,
     venue: VenueOpt = None,
+    area: AreaOpt = None,
+    status: StatusOpt = None,
     backend: Annotated[
         str | None, typer.Option("--backend", "-b", help="extractive | openai | local [env: RAG_BACKEND].")
     ] = None,
@@ -122,7 +126,7 @@ def ask_command(
     settings = settings_from(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
     )
-    query = parse(" ".join(question), year=year, venue=venue)
+    query = parse(" ".join(question), year=year, venue=venue, area=area, status=status)
     backend_name = settings.backend
     check_backend(backend_name)
     store_, embedder = open_for_query(settings)
@@ -152,6 +156,8 @@ def search(
     k: KOpt = None,
     year: YearOpt = None,
     venue: VenueOpt = None,
+    area: AreaOpt = None,
+    status: StatusOpt = None,
     retriever: RetrieverOpt = None,
     as_json: JsonOpt = False,
     store: StoreOpt = None,
@@ -162,7 +168,7 @@ def search(
     from .wire import search_json
 
     settings = settings_from(store, chroma_url, retriever=retriever)
-    parsed = parse(" ".join(query), year=year, venue=venue)
+    parsed = parse(" ".join(query), year=year, venue=venue, area=area, status=status)
     store_, embedder = open_for_query(settings)
     found = Pipeline(store_, embedder, settings).retrieve(parsed, k=k)
     if as_json:
@@ -321,6 +327,8 @@ def _read_results(path: Path) -> dict:
 def chat(
     k: KOpt = None,
     year: YearOpt = None,
+    area: AreaOpt = None,
+    status: StatusOpt = None,
     backend: Annotated[
         str | None, typer.Option("--backend", "-b", help="extractive | openai | local [env: RAG_BACKEND].")
     ] = None,
@@ -329,11 +337,13 @@ def chat(
 ) -> None:
     """Hold a conversation about the papers: follow-ups, slash commands (/help), history. Reads piped lines too."""
     from .chat import run_chat
+    from .query import status_filter
 
+    status = status_filter(status)  # a bad value is refused before the store opens
     settings = settings_from(store, chroma_url, backend=backend)
     check_backend(settings.backend)
     store_, embedder = open_for_query(settings)
-    code = run_chat(store_, embedder, settings, k=k, year=year)
+    code = run_chat(store_, embedder, settings, k=k, year=year, area=area, status=status)
     if code:
         raise typer.Exit(code)
 

@@ -36,6 +36,17 @@ ChromaOpt = Annotated[
 KOpt = Annotated[int | None, typer.Option("--k", "-k", min=1, max=100, help="Papers to retrieve [env: RAG_K].")]
 YearOpt = Annotated[int | None, typer.Option("--year", help="Only papers from this year.")]
 VenueOpt = Annotated[str | None, typer.Option("--venue", help='Only papers from this venue, e.g. "ICLR 2025".')]
+AreaOpt = Annotated[
+    str | None, typer.Option("--area", help='Only papers of this primary area, e.g. "learning theory" (any case).')
+]
+StatusOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--status",
+        help="Only papers of this decision: accepted (oral|spotlight|poster), oral, spotlight, "
+        "poster, rejected, withdrawn.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
 RetrieverOpt = Annotated[
     str | None,

@@ -163,10 +163,13 @@ class Conversation:
             yield event
 
     def query(self, resolution: Resolution) -> Query:
-        """The resolved question as searched: the client's venue filter applied when the question names none."""
+        """The resolved question as searched: the client's venue filter applied when the question names none, and
+        the conversation's area and status filters to an open question (not to papers the user named)."""
         query = resolution.to_query()
         if self.venue and not query.venue:
             query = replace(query, venue=normalize_venue(self.venue), venue_in_text=False)
+        if not resolution.paper_ids and (self.state.area or self.state.status):
+            query = replace(query, area=self.state.area, status=self.state.status)
         return query
 
     def run(self, question: str, stream: bool = True) -> Iterator[Event]:

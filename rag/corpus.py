@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import InputError
@@ -29,6 +30,31 @@ SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".jsonl.gz", ".csv")
 _HEADER = re.compile(r"^\s*(?P<name>[A-Za-z][\w.&\-]*)\s+(?P<year>(?:19|20)\d\d)\b")
 _YEAR_IN_TEXT = re.compile(r"\b((?:19|20)\d\d)\b")
 
+# A paper's link, the one rule (`paper_url`): the `url` its record gives; else, for an OpenReview-style id, the
+# OpenReview forum page; else none. An OpenReview forum id is 10 letters, digits, `_` or `-` (every id of the ICLR
+# 2025/2026 corpus: 31,500 of them, each with a letter); one with no letter (a 10-digit number) is some other
+# scheme's, and gets no link.
+OPENREVIEW_ID = re.compile(r"(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{10}\Z")
+OPENREVIEW_FORUM = "https://openreview.net/forum?id="
+_URL = re.compile(r"https?://[^\s\"'<>\\]+\Z", re.IGNORECASE)
+MAX_URL_CHARS = 2000
+MAX_AREA_CHARS = 200
+
+# A paper's decision (`status`), one word: what the filters (`--status`, rag.query.STATUS_FILTERS) read. OpenReview
+# exports write "accept (poster)", "accept (oral)", "desk_rejected", …: `normalize_status` reads them as these.
+# "accept": accepted, its presentation (oral, spotlight, poster) not given.
+DECISIONS = ("oral", "spotlight", "poster", "accept", "reject", "withdrawn", "unknown")
+_STATUS = re.compile(
+    r"(?:accept(?:ed)?\s*[(:]?\s*)?(?P<kind>oral|spotlight|poster)\s*\)?"  # "accept (poster)", "poster"
+    r"|(?P<accept>accept(?:ed)?(?:\s*\(.*\))?)"  # "accept", "accept (notable top 5%)"
+    r"|(?P<reject>(?:desk\s*)?reject(?:ed)?)"  # "reject", "desk_rejected"
+    r"|(?P<withdrawn>withdrawn?|withdrew)"
+    r"|(?P<unknown>unknown|pending|under\s*review)"
+)
+
+# The seed lists' sidecar: each seed's OpenReview id, primary area and decision (evals/seed_metadata.py writes it).
+SEED_METADATA = "metadata.json"
+
 
 @dataclass(frozen=True)
 class Paper:
@@ -41,6 +67,9 @@ class Paper:
     venue: str | None = None
     keywords: tuple[str, ...] = field(default_factory=tuple)
     source: str = ""  # "file:line" it was read from, for error messages
+    url: str | None = None  # its page: the record's `url`, else derived from an OpenReview-style id (`paper_url`)
+    area: str | None = None  # the primary area, as the record writes it ("generative models")
+    status: str | None = None  # the decision, one of DECISIONS
 
     @property
     def label(self) -> str:
@@ -48,6 +77,29 @@ class Paper:
         if self.title:
             return self.title
         return first_words(self.abstract)
+
+
+def paper_url(paper_id: str, url: str | None = None) -> str | None:
+    """A paper's link: `url` when it has one; else, for an OpenReview-style id (`OPENREVIEW_ID`), its forum page
+    `https://openreview.net/forum?id=<id>`; else None."""
+    if url:
+        return url
+    if OPENREVIEW_ID.match(paper_id):
+        return OPENREVIEW_FORUM + paper_id
+    return None
+
+
+def normalize_status(value: str) -> str | None:
+    """A decision as one word of DECISIONS ("accept (poster)" → "poster", "desk_rejected" → "reject"); None for an
+    empty value. Raises ValueError for anything else."""
+    text = " ".join(value.lower().replace("_", " ").replace("-", " ").split())
+    if not text:
+        return None
+    match = _STATUS.fullmatch(text)
+    if match is None:
+        raise ValueError(value)
+    kind = match.group("kind")
+    return kind or next(name for name in ("accept", "reject", "withdrawn", "unknown") if match.group(name))
 
 
 def first_words(text: str, limit: int = 12) -> str:
@@ -176,8 +228,43 @@ def read_seed_list(path: Path) -> Iterator[Paper]:
         raise InputError(f"{path}: no abstracts after the header line")
     if len(paragraphs) > 99:
         raise InputError(f"{path}: {len(paragraphs)} abstracts; a seed list holds at most 99 (ids are two digits)")
+    known = _seed_metadata(path.parent)
     for n, (line_no, text) in enumerate(paragraphs, start=1):
-        yield Paper(id=f"{prefix}-{n:02d}", abstract=text, year=year, venue=venue, source=f"{path}:{line_no}")
+        paper = Paper(id=f"{prefix}-{n:02d}", abstract=text, year=year, venue=venue, source=f"{path}:{line_no}")
+        yield _with_seed_metadata(paper, known.get(paper.id))
+
+
+def abstract_digest(abstract: str) -> str:
+    """What the seeds' sidecar keys an entry's abstract by: the sha256 of its words, single-spaced (16 hex)."""
+    return hashlib.sha256(" ".join(abstract.split()).encode()).hexdigest()[:16]
+
+
+def _seed_metadata(folder: Path) -> dict[str, dict]:
+    """The sidecar of the seed lists in `folder` (SEED_METADATA): seed id → its entry; {} when there is none."""
+    path = folder / SEED_METADATA
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        papers = data["papers"]
+        if not isinstance(papers, dict) or not all(isinstance(entry, dict) for entry in papers.values()):
+            raise TypeError
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InputError(
+            f"{path}: not a seed metadata file (a JSON object whose 'papers' maps seed ids to objects)"
+        ) from None
+    return papers
+
+
+def _with_seed_metadata(paper: Paper, entry: dict | None) -> Paper:
+    """`paper` with its sidecar entry's link, primary area and decision, when the entry was matched to this very
+    abstract (an edited abstract is no longer the paper it was matched to: nothing is applied)."""
+    if not entry or entry.get("abstract_sha256") != abstract_digest(paper.abstract):
+        return paper
+    where = f"{paper.source} (seed {paper.id} in {SEED_METADATA})"
+    forum_id = entry.get("openreview_id")
+    url = _parse_url(entry.get("url"), where) or (paper_url(forum_id) if isinstance(forum_id, str) else None)
+    return replace(paper, url=url, area=_parse_area(entry, where), status=_parse_status(entry.get("status"), where))
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -196,7 +283,8 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def read_jsonl(path: Path) -> Iterator[Paper]:
-    """One JSON object per line with `id` and `abstract`; optional title, year, venue, keywords."""
+    """One JSON object per line with `id` and `abstract`; optional title, year, venue, keywords, url, primary_area
+    (or area) and status."""
     seen: dict[str, int] = {}
     any_line = False
     for number, line in _binary_lines(path):
@@ -280,6 +368,9 @@ def _paper_from_record(record: dict, where: str) -> Paper:
     year = _parse_year(record.get("year"), where)
     if year is None and venue and (m := _YEAR_IN_TEXT.search(venue)):
         year = int(m.group(1))
+    url = paper_url(paper_id, _parse_url(record.get("url"), where))
+    area = _parse_area(record, where)
+    status = _parse_status(record.get("status"), where)
     keywords = record.get("keywords")
     if isinstance(keywords, str):
         keywords_t = tuple(k.strip() for k in re.split(r"[;,]", keywords) if k.strip())
@@ -295,7 +386,62 @@ def _paper_from_record(record: dict, where: str) -> Paper:
         venue=venue,
         keywords=keywords_t,
         source=where,
+        url=url,
+        area=area,
+        status=status,
     )
+
+
+def _parse_url(value: object, where: str) -> str | None:
+    """An http(s) address, or None when absent or empty: the page links to it, so nothing else is let through."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: 'url' must be a string, got {type(value).__name__}")
+    url = value.strip()
+    if not url:
+        return None
+    if len(url) > MAX_URL_CHARS or not _URL.match(url):
+        shown = url if len(url) <= 80 else url[:77] + "..."
+        raise InputError(f"{where}: 'url' {shown!r} is not an http:// or https:// address")
+    return url
+
+
+def _parse_area(record: dict, where: str) -> str | None:
+    """The primary area (`primary_area`, or `area`), spaces tidied; None when absent or empty."""
+    found: dict[str, str] = {}
+    for name in ("primary_area", "area"):
+        value = record.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InputError(f"{where}: {name!r} must be a string, got {type(value).__name__}")
+        if " ".join(value.split()):
+            found[name] = " ".join(value.split())
+    if len(set(found.values())) > 1:
+        raise InputError(
+            f"{where}: 'primary_area' {found['primary_area']!r} and 'area' {found['area']!r} differ: give one"
+        )
+    area = next(iter(found.values()), None)
+    if area is not None and len(area) > MAX_AREA_CHARS:
+        raise InputError(f"{where}: 'primary_area' is over {MAX_AREA_CHARS} characters")
+    return area
+
+
+def _parse_status(value: object, where: str) -> str | None:
+    """The decision as one word of DECISIONS; None when absent or empty."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: 'status' must be a string, got {type(value).__name__}")
+    try:
+        return normalize_status(value)
+    except ValueError:
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        raise InputError(
+            f"{where}: 'status' {shown!r} is not a decision (use one of {', '.join(DECISIONS)}, "
+            "or OpenReview's 'accept (poster)', 'desk_rejected', …)"
+        ) from None
 
 
 def _parse_year(value: object, where: str) -> int | None:

@@ -63,6 +63,8 @@ class ChatState:
     k: int
     backend: str
     year: int | None = None  # the sticky filter from /year or --year, for new questions
+    area: str | None = None  # the sticky filters from /area and /status (or --area, --status), for new questions
+    status: str | None = None
     json_output: bool = False
     # Papers of the last open (not paper-restricted) question, in the order shown: "the second one".
     listing: list[str] = field(default_factory=list)
@@ -107,12 +109,17 @@ class Resolution:
 
 
 def describe_query(query: Query, paper_ids: Sequence[str] = ()) -> str:
-    """ "↳ searching: unlearning · year 2025 · ICLR 2025 · papers 001-02": the parsed query, as a user reads it."""
+    """ "↳ searching: unlearning · year 2025 · ICLR 2025 · area learning theory · accepted · papers 001-02": the
+    parsed query, as a user reads it."""
     parts = [f"↳ searching: {query.search}"]
     if query.year is not None:
         parts.append(f"year {query.year}")
     if query.venue:
         parts.append(query.venue)
+    if query.area:
+        parts.append(f"area {query.area}")
+    if query.status:
+        parts.append(query.status)
     if paper_ids:
         parts.append(f"papers {', '.join(paper_ids)}")
     return " · ".join(parts)

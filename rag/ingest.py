@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .chunking import Chunk, chunk_paper, paper_hash
+from .chunking import Chunk, chunk_paper, labels, metadata_hash, paper_hash
 from .errors import StoreError
 from .store import REBUILT, Store, ensure_search_beam, explain, set_metadata
 
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int | None], None]
 Window = list[tuple["Paper", int, list[Chunk]]]  # (paper, its chunks in the store now, its new chunks)
+# Papers whose labels alone changed, rewritten per Chroma call: 512 papers' chunks (~1.5k at 31.5k papers' rate)
+# keep one call well under Chroma's batch limit.
+RELABEL_BATCH = 512
 
 
 @dataclass
@@ -99,15 +102,17 @@ class Writer:
         stored = store.stored_papers()
         window: Window = []
         window_chunks = 0
+        relabel: list[tuple[Paper, int]] = []  # (paper, its chunks): papers whose labels alone changed
         done = 0
         last_progress = 0.0
-        changing = False  # a paper to add or replace was seen
+        changing = False  # a paper to add, replace or relabel was seen
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-write") as writer:
             pending: Future | None = None
             for paper in papers:
                 digest = paper_hash(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
                 previous = stored.get(paper.id)
-                if previous and previous[0] == digest:
+                same_text = previous is not None and previous[0] == digest
+                if same_text and previous[2] == metadata_hash(paper):
                     report.unchanged += 1
                     done += 1
                 else:
@@ -117,19 +122,31 @@ class Writer:
                             # Invalidate derived indexes before the first write, in case we die mid-way. (A flag,
                             # not `report`: the writer thread fills that in later, so it cannot tell the first.)
                             store.bump_generation()
-                    chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
-                    window.append((paper, previous[1] if previous else 0, chunks))
-                    window_chunks += len(chunks)
-                    if window_chunks >= settings.ingest_window:
-                        pending = self._embed_and_submit(window, writer, pending)
-                        done += len(window)
-                        window, window_chunks = [], 0
+                    if same_text:
+                        # Only the labels changed (link, area, decision): its chunks' metadata is rewritten, and
+                        # nothing is embedded again.
+                        relabel.append((paper, previous[1]))
+                        if len(relabel) >= RELABEL_BATCH:
+                            pending = self._submit(writer, pending, self._relabel, relabel)
+                            done += len(relabel)
+                            relabel = []
+                    else:
+                        chunks = chunk_paper(paper, settings.chunk_tokens, settings.chunk_overlap, embedder.name)
+                        window.append((paper, previous[1] if previous else 0, chunks))
+                        window_chunks += len(chunks)
+                        if window_chunks >= settings.ingest_window:
+                            pending = self._embed_and_submit(window, writer, pending)
+                            done += len(window)
+                            window, window_chunks = [], 0
                 if on_progress and time.monotonic() - last_progress > 0.2:
                     on_progress(done, total)
                     last_progress = time.monotonic()
             if window:
                 pending = self._embed_and_submit(window, writer, pending)
                 done += len(window)
+            if relabel:
+                pending = self._submit(writer, pending, self._relabel, relabel)
+                done += len(relabel)
             if pending is not None:
                 pending.result()
         if on_progress:
@@ -146,6 +163,28 @@ class Writer:
         # Created on first write: an endpoint's embedding dimension is known only after its first reply.
         self.store.collection(self.embedder, create=True)
         return writer.submit(self._write, window, chunks, vectors)
+
+    def _submit(self, writer: ThreadPoolExecutor, pending: Future | None, write: Callable, *args) -> Future:
+        """`write(*args)` on the writer thread, once the write before it is done (or its error raised)."""
+        if pending is not None:
+            pending.result()
+        return writer.submit(write, *args)
+
+    def _relabel(self, papers: list[tuple[Paper, int]]) -> None:
+        """Rewrite the labels (`rag.chunking.labels`) on every chunk of `papers`, in one call; the rest of each
+        chunk's metadata, its text and its vector stay (Chroma merges the keys given)."""
+        ids: list[str] = []
+        metadatas: list[dict] = []
+        for paper, n_chunks in papers:
+            changes = labels(paper)
+            for number in range(n_chunks):
+                ids.append(f"{paper.id}#{number}")
+                metadatas.append(changes)
+        try:
+            self.store.collection().update(ids=ids, metadatas=metadatas)
+        except Exception as exc:
+            raise StoreError(explain(exc, self.store.settings.store_label)) from None
+        self.report.updated += len(papers)
 
     def _write(self, window: Window, chunks: list[Chunk], vectors) -> None:
         """Write whole papers in one call per batch, so a paper is never half-updated."""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from .store import Store
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: each chunk's primary area and decision, for the filters and the facets
 PAGE = 5000  # documents read from Chroma per call while rebuilding
 
 
@@ -56,7 +56,15 @@ def tokenize(texts: list[str]):
 
 class LexicalIndex:
     def __init__(
-        self, bm25, chunk_ids: list[str], paper_ids: list[str], years: np.ndarray, venues: list[str], generation: str
+        self,
+        bm25,
+        chunk_ids: list[str],
+        paper_ids: list[str],
+        years: np.ndarray,
+        venues: list[str],
+        generation: str,
+        areas: list[str] | None = None,
+        statuses: list[str] | None = None,
     ) -> None:
         self.bm25 = bm25
         self.chunk_ids = chunk_ids
@@ -64,6 +72,9 @@ class LexicalIndex:
         self.years = years
         self.venues = venues
         self.generation = generation
+        # Each chunk's paper's primary area and decision ("" when it has none).
+        self.areas = areas if areas is not None else [""] * len(chunk_ids)
+        self.statuses = statuses if statuses is not None else [""] * len(chunk_ids)
 
     # -- building and persistence -------------------------------------------------------------------------
 
@@ -82,6 +93,8 @@ class LexicalIndex:
             np.asarray([int(m.get("year", -1)) for m in metadatas], dtype=np.int32),
             [str(m.get("venue", "")) for m in metadatas],
             generation,
+            [str(m.get("area") or "") for m in metadatas],
+            [str(m.get("status") or "") for m in metadatas],
         )
 
     @classmethod
@@ -118,7 +131,15 @@ class LexicalIndex:
                 self.bm25.save(staging / "bm25")
             np.save(staging / "years.npy", self.years)
             (staging / "docs.json").write_text(
-                json.dumps({"chunk_ids": self.chunk_ids, "paper_ids": self.paper_ids, "venues": self.venues})
+                json.dumps(
+                    {
+                        "chunk_ids": self.chunk_ids,
+                        "paper_ids": self.paper_ids,
+                        "venues": self.venues,
+                        "areas": self.areas,
+                        "statuses": self.statuses,
+                    }
+                )
             )
             (staging / "manifest.json").write_text(
                 json.dumps({"format": FORMAT_VERSION, "generation": self.generation, "chunks": len(self.chunk_ids)})
@@ -155,7 +176,17 @@ class LexicalIndex:
             bm25 = bm25s.BM25.load(directory / "bm25", mmap=True) if docs["chunk_ids"] else bm25s.BM25()
         except (OSError, ValueError, KeyError):
             return None
-        return cls(bm25, docs["chunk_ids"], docs["paper_ids"], years, docs["venues"], str(manifest["generation"]))
+        generation = str(manifest["generation"])
+        return cls(
+            bm25,
+            docs["chunk_ids"],
+            docs["paper_ids"],
+            years,
+            docs["venues"],
+            generation,
+            docs["areas"],
+            docs["statuses"],
+        )
 
     # -- searching --------------------------------------------------------------------------------------------
 
@@ -167,9 +198,11 @@ class LexicalIndex:
         venue: str | None = None,
         paper_ids: list[str] | None = None,
         since: int | None = None,
+        area: str | None = None,
+        statuses: tuple[str, ...] | None = None,
     ) -> list[LexicalHit]:
         """The `n` best-scoring chunks for `query` (score > 0), best first, within the filters (`since`: papers of
-        that year or later)."""
+        that year or later; `area`: the primary area as stored; `statuses`: the decisions kept)."""
         import numpy as np
 
         if not self.chunk_ids:
@@ -178,7 +211,7 @@ class LexicalIndex:
         if not terms or n <= 0:
             return []
         mask = None
-        if year is not None or venue or paper_ids or since is not None:
+        if year is not None or venue or paper_ids or since is not None or area or statuses:
             mask = np.ones(len(self.chunk_ids), dtype=np.float32)
             if year is not None:
                 mask *= self.years == year
@@ -188,6 +221,10 @@ class LexicalIndex:
                 mask *= self._column("venues") == venue
             if paper_ids:
                 mask *= np.isin(self._column("paper_ids"), list(paper_ids))
+            if area:
+                mask *= self._column("areas") == area
+            if statuses:
+                mask *= np.isin(self._column("statuses"), list(statuses))
             if not mask.any():
                 return []
         known = self.bm25.get_tokens_ids([term for term in terms if term])
@@ -206,7 +243,8 @@ class LexicalIndex:
         ]
 
     def _column(self, name: str) -> np.ndarray:
-        """`venues` / `paper_ids` as a numpy array, made once: a Python loop over 91k chunks costs 6 ms a query."""
+        """`venues` / `paper_ids` / `areas` / `statuses` as a numpy array, made once: a Python loop over 91k chunks
+        costs 6 ms a query."""
         import numpy as np
 
         cached = self.__dict__.setdefault("_columns", {})
@@ -221,6 +259,23 @@ class LexicalIndex:
             return 0
         indptr = self.bm25.scores["indptr"]
         return int(indptr[index + 1] - indptr[index])
+
+    def facets(self) -> dict[str, dict[str, int]]:
+        """The papers of each primary area and of each decision the store holds: {"areas": {area: papers},
+        "statuses": {decision: papers}} (papers without one are not counted). Counted once per index."""
+        cached = self.__dict__.get("_facets")
+        if cached is None:
+            areas: dict[str, int] = {}
+            statuses: dict[str, int] = {}
+            for chunk_id, area, status in zip(self.chunk_ids, self.areas, self.statuses, strict=True):
+                if not chunk_id.endswith("#0"):  # one chunk per paper
+                    continue
+                if area:
+                    areas[area] = areas.get(area, 0) + 1
+                if status:
+                    statuses[status] = statuses.get(status, 0) + 1
+            cached = self.__dict__["_facets"] = {"areas": areas, "statuses": statuses}
+        return cached
 
     def has_venue(self, venue: str) -> bool:
         return bool(len(self.chunk_ids)) and bool((self._column("venues") == venue).any())

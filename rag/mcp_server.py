@@ -18,7 +18,7 @@ instead of corrupting the protocol.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -48,6 +48,17 @@ K = Annotated[
 ]
 Year = Annotated[int | None, Field(description="Only papers from this year, e.g. 2025.")]
 Venue = Annotated[str | None, Field(description='Only papers from this venue, e.g. "ICLR 2025".')]
+Area = Annotated[
+    str | None,
+    Field(
+        description='Only papers of this primary area, e.g. "learning theory" (any case; an unknown one is an '
+        "error listing the store's areas)."
+    ),
+]
+Status = Annotated[
+    Literal["accepted", "oral", "spotlight", "poster", "rejected", "withdrawn"] | None,
+    Field(description="Only papers of this decision; accepted is oral, spotlight or poster."),
+]
 Question = Annotated[str, Field(description="A question in plain language, e.g. 'which papers study unlearning?'.")]
 SearchQuery = Annotated[str, Field(description="What to look for: a topic, method, or a paper's coined name.")]
 PaperId = Annotated[str, Field(description='A paper id as cited in answers, e.g. "001-02" (brackets are ignored).')]
@@ -63,21 +74,24 @@ ASK = (
     "Answer a question from the stored paper abstracts, citing the papers that support each statement by id in "
     "[brackets], e.g. [001-02]. Returns {question, query, answer, citations, sources, abstained, backend, "
     "dropped_citations, timings_ms, usage, warnings}: `answer` is the text to relay; `citations` are the cited "
-    "ids, all among `sources` (the retrieved papers with scores and snippets). When the abstracts don't answer "
-    "the question, `abstained` is true and `answer` says why; don't fill the gap from elsewhere as if the papers "
-    'said it. A year or venue written in the question ("ICLR 2025 papers on X") is applied as a filter.'
+    "ids, all among `sources` (the retrieved papers with scores, snippets, each paper's `url`, primary `area` "
+    "and decision `status`). When the abstracts don't answer the question, `abstained` is true and `answer` says "
+    "why; don't fill the gap from elsewhere as if the papers said it. A year or venue written in the question "
+    '("ICLR 2025 papers on X") is applied as a filter; `area` and `status` filter only as arguments.'
 )
 
 SEARCH = (
     "Find the papers that best match a query, best first (hybrid dense + keyword retrieval, reranked). Returns "
-    "{query, results: [{id, title, year, venue, score, relevance?, snippet}]}: `snippet` is the passage that "
+    "{query, results: [{id, title, year, venue, url, area, status, score, relevance?, snippet}]}: `snippet` is the "
+    "passage that "
     "matched; `relevance` (when present) is the reranker's probability that the paper is on topic. Cite a "
     "paper by its id in [brackets]; call get_paper for its full abstract."
 )
 
 GET_PAPER = (
     "The full record of one paper by id (as cited in [brackets] by ask and search_papers): "
-    "{id, title, year, venue, keywords, abstract}. An unknown id is an error."
+    "{id, title, year, venue, url, area, status, keywords, abstract}: `url` is the paper's page (OpenReview's "
+    "forum for an OpenReview id), `status` its decision. An unknown id is an error."
 )
 
 
@@ -116,16 +130,33 @@ def build_server(papers: Papers) -> MCPServer:
 
     # The SDK runs plain (non-async) tools in worker threads, so a slow answer doesn't stall the session.
     @server.tool(description=SEARCH)
-    def search_papers(query: SearchQuery, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
+    def search_papers(
+        query: SearchQuery,
+        k: K = 5,
+        year: Year = None,
+        venue: Venue = None,
+        area: Area = None,
+        status: Status = None,
+    ) -> dict[str, Any]:
         def run() -> dict[str, Any]:
-            parsed = parse(query, year=year, venue=venue)  # a bad query raises before the store opens
+            # a bad query raises before the store opens
+            parsed = parse(query, year=year, venue=venue, area=area, status=status)
             return search_json(parsed, papers.search_query(parsed, k=check_k(k)).sources)
 
         return _user_errors(run)
 
     @server.tool(description=ASK)
-    def ask(question: Question, k: K = 5, year: Year = None, venue: Venue = None) -> dict[str, Any]:
-        return _user_errors(lambda: answer_json(papers.ask(question, k=check_k(k), year=year, venue=venue)))
+    def ask(
+        question: Question,
+        k: K = 5,
+        year: Year = None,
+        venue: Venue = None,
+        area: Area = None,
+        status: Status = None,
+    ) -> dict[str, Any]:
+        return _user_errors(
+            lambda: answer_json(papers.ask(question, k=check_k(k), year=year, venue=venue, area=area, status=status))
+        )
 
     @server.tool(description=GET_PAPER)
     def get_paper(id: PaperId) -> dict[str, Any]:  # `id`: the name the assistant sees

@@ -8,7 +8,7 @@ in it. Retrieval, the backends, abstention and the chat's follow-up rules all ta
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from .errors import InputError
@@ -316,6 +316,48 @@ def defined_name(text: str) -> str | None:
     return names[0] if len(names) == 1 and len(subject.split()) <= 3 else None
 
 
+# -- primary area and decision -----------------------------------------------------------------------------
+
+# `--status` values → the decisions stored (rag.corpus.DECISIONS) each keeps. "accept": accepted, presentation not
+# given.
+STATUS_FILTERS: dict[str, tuple[str, ...]] = {
+    "accepted": ("oral", "spotlight", "poster", "accept"),
+    "oral": ("oral",),
+    "spotlight": ("spotlight",),
+    "poster": ("poster",),
+    "rejected": ("reject",),
+    "withdrawn": ("withdrawn",),
+}
+_STATUS_ALIASES = {"accept": "accepted", "reject": "rejected", "withdraw": "withdrawn"}
+
+
+def status_filter(value: str | None) -> str | None:
+    """A `--status` value as a key of STATUS_FILTERS (any case; "accept", "reject" too); None for none."""
+    if value is None or not value.strip():
+        return None
+    word = value.strip().lower()
+    word = _STATUS_ALIASES.get(word, word)
+    if word not in STATUS_FILTERS:
+        raise InputError(f"unknown status {value.strip()!r}: use one of {', '.join(STATUS_FILTERS)}")
+    return word
+
+
+def within_facets(query: Query, areas: dict[str, int], decisions: dict[str, int]) -> Query:
+    """`query` with its area as the store writes it (matched in any case); an area the store does not have, or a
+    status none of its papers has, is an `InputError` naming what it has (`areas`, `decisions`: papers of each)."""
+    if query.area:
+        by_case = {name.casefold(): name for name in areas}
+        stored = by_case.get(query.area.casefold())
+        if stored is None:
+            held = "; ".join(f"{name} ({areas[name]})" for name in sorted(areas)) or "none: its papers have no area"
+            raise InputError(f"no papers of area {query.area!r} in the store; its areas: {held}")
+        query = replace(query, area=stored)
+    if query.status and not any(decisions.get(d) for d in STATUS_FILTERS[query.status]):
+        held = ", ".join(f"{name} ({decisions[name]})" for name in sorted(decisions)) or "none: its papers have none"
+        raise InputError(f"no {query.status} papers in the store; its decisions: {held}")
+    return query
+
+
 # -- the parsed question -----------------------------------------------------------------------------------
 
 
@@ -329,6 +371,8 @@ class Query:
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
     since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
+    area: str | None = None  # only papers of this primary area (given as a flag; as the store writes it once applied)
+    status: str | None = None  # only papers of this decision: a key of STATUS_FILTERS (given as a flag)
     wants_list: bool = False
     is_topic: bool = False  # names a topic, whose every part an answering paper must hold (rag.facets)
     terms: frozenset[str] = frozenset()  # content words of the question
@@ -340,14 +384,28 @@ class Query:
     specifics: tuple[str, ...] = ()
 
     @property
+    def decisions(self) -> tuple[str, ...] | None:
+        """The stored decisions the status filter keeps (None: no status filter)."""
+        return STATUS_FILTERS[self.status] if self.status else None
+
+    @property
     def topic(self) -> str:
         """What the question is about, for messages ("no paper found covers “federated unlearning”")."""
         return self.search
 
 
-def parse(question: str, year: int | None = None, venue: str | None = None) -> Query:
-    """`question` as a `Query`. `year`/`venue` given as flags win over those written in the question."""
+def parse(
+    question: str,
+    year: int | None = None,
+    venue: str | None = None,
+    area: str | None = None,
+    status: str | None = None,
+) -> Query:
+    """`question` as a `Query`. `year`/`venue` given as flags win over those written in the question; `area` and
+    `status` are flags only (the store checks the area when the query is applied: `within_facets`)."""
     text = clean_question(question)
+    status = status_filter(status)
+    area = " ".join(area.split()) if area else None
     filters = parse_filters(text)
     search = search_text(filters.text)
     wants_list = asks_for_list(filters.text)  # "2025 papers on X" is "papers on X"
@@ -358,6 +416,8 @@ def parse(question: str, year: int | None = None, venue: str | None = None) -> Q
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
         since=filters.since,
+        area=area or None,
+        status=status,
         wants_list=wants_list,
         is_topic=names_a_topic(LEAD_IN.sub("", filters.text, count=1), search, wants_list),
         terms=frozenset(content_words(text)),

@@ -76,10 +76,11 @@ def write_stream(piece: str) -> None:
 
 
 def source_line(source: Source) -> str:
-    """One paper: id, year, its relevance (the reranker's probability; the cosine when it is off), label."""
+    """One paper: id, year, its relevance (the reranker's probability; the cosine when it is off), label, link."""
     year = source.year or "----"
     score = source.relevance if source.relevance is not None else source.score
-    return f"[{source.id}] {year}  {score:.2f}  {source.label}"
+    link = f"  {source.url}" if source.url else ""
+    return f"[{source.id}] {year}  {score:.2f}  {source.label}{link}"
 
 
 def print_sources(console: Console, sources: list[Source], heading: str) -> None:
@@ -108,10 +109,14 @@ def end_answer(result: Answer) -> None:
 
 
 def print_paper(console: Console, paper: Paper) -> None:
-    """A paper's full abstract under its id, venue (or year) and title: `rag show` and `/show`."""
+    """A paper's full abstract under its id, venue (or year), title, and decision, area and link: `rag show` and
+    `/show`."""
     console.print(f"[{paper.id}] {paper.venue or paper.year or ''}", style="bold", markup=False)
     if paper.title:
         console.print(paper.title, markup=False)
+    details = [part for part in (paper.status, paper.area, paper.url) if part]
+    if details:
+        console.print(" · ".join(details), markup=False)
     console.print()
     console.print(paper.abstract, markup=False)
 

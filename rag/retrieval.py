@@ -10,8 +10,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .lexical import get_index
 from .policy import Policy
-from .query import Query
+from .query import Query, within_facets
+from .store import stored_url
 from .types import Source
 
 if TYPE_CHECKING:
@@ -27,7 +29,12 @@ RETRIEVERS = ("hybrid", "hybrid-rrf", "dense", "lexical")
 
 
 def build_where(
-    year: int | None = None, venue: str | None = None, paper_ids: list[str] | None = None, since: int | None = None
+    year: int | None = None,
+    venue: str | None = None,
+    paper_ids: list[str] | None = None,
+    since: int | None = None,
+    area: str | None = None,
+    statuses: tuple[str, ...] | None = None,
 ) -> dict | None:
     """A Chroma metadata filter for the given restrictions (None when there are none)."""
     clauses: list[dict] = []
@@ -39,6 +46,10 @@ def build_where(
         clauses.append({"venue": venue})
     if paper_ids:
         clauses.append({"paper_id": {"$in": list(paper_ids)}})
+    if area:
+        clauses.append({"area": area})
+    if statuses:
+        clauses.append({"status": statuses[0]} if len(statuses) == 1 else {"status": {"$in": list(statuses)}})
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -76,6 +87,10 @@ def fuse(
     if venue and query.venue_in_text and not (index.has_venue(venue) if index else store.has_venue(venue)):
         venue = None
         query = replace(query, venue=None)
+    if query.area or query.status:
+        # The area as the store writes it; an area or status the store has no paper of is the user's error.
+        facets = (index or get_index(store)).facets()
+        query = within_facets(query, facets["areas"], facets["statuses"])
     depth = wanted * policy.chunks_per_paper
     if index is not None and speller is not None:
         corrected = speller.correct(text)
@@ -87,11 +102,22 @@ def fuse(
     dense: dict[str, ChunkHit] = {}
     if mode != "lexical":
         # Ids and scores only: the few papers kept are read once at the end, with their abstracts.
-        for hit in store.query(vector, n=depth, where=build_where(year, venue, paper_ids, query.since), details=False):
+        where = build_where(year, venue, paper_ids, query.since, query.area, query.decisions)
+        for hit in store.query(vector, n=depth, where=where, details=False):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
     if index is not None:
-        for lex in index.search(text, depth, year=year, venue=venue, paper_ids=paper_ids, since=query.since):
+        found = index.search(
+            text,
+            depth,
+            year=year,
+            venue=venue,
+            paper_ids=paper_ids,
+            since=query.since,
+            area=query.area,
+            statuses=query.decisions,
+        )
+        for lex in found:
             lexical_best.setdefault(lex.paper_id, lex)
 
     if mode == "dense":
@@ -181,4 +207,7 @@ def _source(hit: ChunkHit) -> Source:
         venue=meta.get("venue") or None,
         score=hit.score,
         snippet=hit.text,
+        url=stored_url(meta) if meta else None,
+        area=meta.get("area") or None,
+        status=meta.get("status") or None,
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from .corpus import Paper
+from .corpus import Paper, paper_url
 from .errors import NotFoundError, RagError, StoreError
 
 if TYPE_CHECKING:
@@ -136,16 +136,31 @@ REFRESH_SECONDS = 2.0
 
 
 def _simple_filter(where: dict) -> bool:
-    """A filter of plain field equalities (what year/venue parsing builds), which `_passes` can check."""
+    """A filter of plain field equalities (what year/venue parsing builds) and of a decision among several (the
+    status filter's `$in`), which `_passes` can check."""
     clauses = where.get("$and", [where])
     return all(
-        len(c) == 1 and not str(next(iter(c))).startswith("$") and not isinstance(next(iter(c.values())), dict)
+        len(c) == 1
+        and not str(next(iter(c))).startswith("$")
+        and (not isinstance(next(iter(c.values())), dict) or _decisions_in(c) is not None)
         for c in clauses
     )
 
 
+def _decisions_in(clause: dict) -> list | None:
+    """The decisions of a status clause `{"status": {"$in": [...]}}`; None for any other clause."""
+    value = clause.get("status")
+    if isinstance(value, dict) and list(value) == ["$in"]:
+        return value["$in"]
+    return None
+
+
 def _passes(metadata: dict, where: dict) -> bool:
-    return all(metadata.get(field) == value for clause in where.get("$and", [where]) for field, value in clause.items())
+    return all(
+        metadata.get(field) in value["$in"] if isinstance(value, dict) else metadata.get(field) == value
+        for clause in where.get("$and", [where])
+        for field, value in clause.items()
+    )
 
 
 def paper_of_chunk(chunk_id: str) -> str:
@@ -385,15 +400,16 @@ class Store:
                 return recorded
             return len(collection.get(where={"chunk": 0}, include=[])["ids"])
 
-    def stored_papers(self) -> dict[str, tuple[str, int]]:
-        """paper id → (content hash, number of chunks), read from each paper's chunk 0."""
+    def stored_papers(self) -> dict[str, tuple[str, int, str]]:
+        """paper id → (content hash, number of chunks, labels' hash), read from each paper's chunk 0 (a store written
+        before the labels were kept has no labels' hash: "", as a paper without labels has)."""
         with self.reading():
             collection = self.collection()
             if collection is None:
                 return {}
             result = collection.get(where={"chunk": 0}, include=["metadatas"])
         return {
-            meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1)))
+            meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1)), meta.get("meta_hash", ""))
             for meta in result["metadatas"] or []
         }
 
@@ -570,4 +586,15 @@ def paper_from_metadata(meta: dict, document: str | None = None) -> Paper:
         year=year if isinstance(year, int) and year > 0 else None,
         venue=meta.get("venue") or None,
         keywords=keywords,
+        url=stored_url(meta),
+        area=meta.get("area") or None,
+        status=meta.get("status") or None,
     )
+
+
+def stored_url(meta: dict) -> str | None:
+    """A chunk's paper link: the one stored if it is an http(s) address (the page links to it), else the rule's
+    (`rag.corpus.paper_url`: a store written before links were kept still links OpenReview ids)."""
+    url = meta.get("url")
+    url = url if isinstance(url, str) and url.lower().startswith(("http://", "https://")) else None
+    return paper_url(meta["paper_id"], url)

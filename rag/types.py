@@ -44,6 +44,10 @@ class Source:
     # Its rank in the retrieval that found it (0 first; rag.retrieval.fuse), which the reranker's calibration
     # weighs; None: its place in the list it is in.
     fused_rank: int | None = None
+    # The paper's link (rag.corpus.paper_url), primary area and decision (rag.corpus.DECISIONS), when known.
+    url: str | None = None
+    area: str | None = None
+    status: str | None = None
 
     @property
     def label(self) -> str:
@@ -71,8 +75,15 @@ class Retrieval:
 
     @property
     def filters(self) -> dict:
-        """The year/venue restrictions applied."""
-        applied = (("year", self.query.year), ("since", self.query.since), ("venue", self.query.venue))
+        """The year/venue/area/status restrictions applied."""
+        query = self.query
+        applied = (
+            ("year", query.year),
+            ("since", query.since),
+            ("venue", query.venue),
+            ("area", query.area),
+            ("status", query.status),
+        )
         return {name: value for name, value in applied if value}
 
 

@@ -27,6 +27,8 @@ def query_json(query: Query) -> dict:
         "year": query.year,
         "since": query.since,
         "venue": query.venue,
+        "area": query.area,
+        "status": query.status,
         "list": query.wants_list,
     }
 
@@ -38,6 +40,9 @@ def source_json(source: Source) -> dict:
         "label": source.label,  # the title, or the abstract's first words (seed lists carry no titles)
         "year": source.year,
         "venue": source.venue,
+        "url": source.url,  # its page: the record's url, or an OpenReview id's forum (rag.corpus.paper_url)
+        "area": source.area,  # primary area
+        "status": source.status,  # decision: oral, spotlight, poster, accept, reject, withdrawn, unknown
         "score": round(source.score, 4),
         **({} if source.relevance is None else {"relevance": round(source.relevance, 4)}),
         "snippet": source.snippet,
@@ -89,6 +94,9 @@ def paper_json(paper: Paper, sentences: bool = False) -> dict:
         "title": paper.title,
         "year": paper.year,
         "venue": paper.venue,
+        "url": paper.url,
+        "area": paper.area,
+        "status": paper.status,
         "keywords": list(paper.keywords),
         "abstract": paper.abstract,
     }

@@ -254,7 +254,8 @@ AREAS: dict[str, Area] = {
                         "Writer.run": (
                             "digest = paper_hash(",
                             "previous = stored.get(",
-                            "if previous and previous[0] == digest",
+                            "same_text = ",
+                            "if same_text",
                             "report.unchanged += 1",
                             "window.append((paper, previous[1] if previous else 0",
                         )
@@ -353,8 +354,9 @@ EQUIVALENT: dict[str, str] = {
     ),
     "rag/retrieval.py:reciprocal_rank_fusion: scores[item] = scores.get(item, 0.0) + 1.0 / (k0 + rank) -> "
     "scores[item] = scores.get(item, 0.0) + 2.0 / (k0 + rank)": "every score doubles: the order stays",
-    'rag/store.py:Store.stored_papers: meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1))) '
-    '-> meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 2)))': (
+    'rag/store.py:Store.stored_papers: meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 1)), '
+    'meta.get("meta_hash", "")) -> meta["paper_id"]: (meta.get("paper_hash", ""), int(meta.get("n_chunks", 2)), '
+    'meta.get("meta_hash", ""))': (
         "a default for chunk metadata without n_chunks, which every version (since the first commit) writes"
     ),
 }

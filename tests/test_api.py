@@ -29,6 +29,8 @@ def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
         "year": None,
         "since": None,
         "venue": None,
+        "area": None,
+        "status": None,
         "list": True,
     }
     payload = answer_json(answer)

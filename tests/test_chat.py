@@ -534,7 +534,7 @@ def test_reset_forgets_the_conversation_but_keeps_the_settings(chat_env):
     notes = [line for line in result.stderr.splitlines()[1:] if not line.startswith("↳")]
     assert notes == [
         "k = 2: 2 papers quoted per question (a list names further members by title)",
-        "conversation forgotten (k, year filter and backend kept)",
+        "conversation forgotten (k, year, area and status filters and backend kept)",
         "error: there is no list to count in yet: ask a question first",
     ]
     assert "↳ searching: unlearning · papers 001-18" in result.stderr  # before /reset it did resolve
@@ -555,6 +555,8 @@ def test_help_lists_every_command(chat_env):
         "/show ID",
         "/k N",
         "/year Y|off",
+        "/area NAME|off",
+        "/status S|off",
         "/backend NAME",
         "/json",
         "/reset",

@@ -24,7 +24,7 @@ from .conftest import REPO
 runner = CliRunner()
 BIN = Path(sys.executable).parent
 
-SOURCE_KEYS = {"id", "title", "label", "year", "venue", "score", "relevance", "snippet"}
+SOURCE_KEYS = {"id", "title", "label", "year", "venue", "url", "area", "status", "score", "relevance", "snippet"}
 
 
 @pytest.fixture()
@@ -86,6 +86,8 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         "year": 2025,
         "since": None,
         "venue": "ICLR 2025",
+        "area": None,
+        "status": None,
         "list": True,
     }
     assert payload["sources"] and all(s["venue"] == "ICLR 2025" for s in payload["sources"])
@@ -96,6 +98,8 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         "year": 2025,
         "since": None,
         "venue": None,
+        "area": None,
+        "status": None,
         "list": True,
     }
 

@@ -71,9 +71,12 @@ def test_async_retrieval_gives_the_same_papers(papers):
     assert [n.node.node_id for n in found] == [n.node.node_id for n in retriever.retrieve("machine unlearning")]
 
 
-def test_applies_year_and_venue_and_checks_k(papers):
+def test_applies_year_venue_and_status_and_checks_k(papers):
     found = PaperRetriever(papers, k=3, year=2025).retrieve("clustering")
     assert found and all(n.node.metadata["year"] == 2025 for n in found)
+    spotlight = PaperRetriever(papers, k=3, status="spotlight").retrieve("clustering")
+    assert {n.node.node_id for n in spotlight} == {"004-03", "004-05", "004-19"}
+    assert all(n.node.metadata["url"].startswith("https://openreview.net/forum?id=") for n in spotlight)
     with pytest.raises(InputError, match="k must be between 1 and 100"):
         PaperRetriever(papers, k=0)
 

@@ -122,14 +122,33 @@ def test_get_paper_returns_the_full_abstract(server, seed_papers):
         "title": expected.title,
         "year": expected.year,
         "venue": expected.venue,
+        "url": expected.url,
+        "area": expected.area,
+        "status": expected.status,
         "keywords": list(expected.keywords),
         "abstract": expected.abstract,
     }
 
 
+def test_area_and_status_filter_and_every_source_carries_its_link(server):
+    schema = server.tools()["search_papers"].input_schema["properties"]
+    assert {"area", "status"} <= set(schema)
+    every = _payload(server.call("search_papers", query="clustering", k=5))
+    assert all(r["url"].startswith("https://openreview.net/forum?id=") and r["area"] for r in every["results"])
+    spotlight = _payload(server.call("search_papers", query="clustering", k=5, status="spotlight"))
+    assert {r["id"] for r in spotlight["results"]} == {"004-03", "004-05", "004-19"}
+    assert {r["id"] for r in spotlight["results"]} != {r["id"] for r in every["results"]}
+    answer = _payload(server.call("ask", question="which papers study unlearning?", area="LEARNING THEORY"))
+    assert answer["query"]["area"] == "learning theory"
+    assert answer["sources"] and {s["area"] for s in answer["sources"]} == {"learning theory"}
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
+        ("search_papers", {"query": "unlearning", "area": "nowhere"}, "no papers of area 'nowhere' in the store"),
+        ("ask", {"question": "unlearning?", "status": "rejected"}, "no rejected papers in the store; its decisions"),
+        ("ask", {"question": "unlearning?", "status": "maybe"}, "status: Input should be 'accepted', 'oral'"),
         ("get_paper", {"id": "999-99"}, "no paper with id '999-99'"),
         ("ask", {"question": "   "}, "the question is empty"),
         ("search_papers", {"query": "unlearning", "k": 0}, "k must be between 1 and 100, not 0"),

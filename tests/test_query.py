@@ -60,6 +60,8 @@ def test_parse(question, search, year, venue, wants_list):
         "year": year,
         "since": None,
         "venue": venue,
+        "area": None,
+        "status": None,
         "list": wants_list,
     }
 

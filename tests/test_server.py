@@ -135,6 +135,54 @@ def test_search_and_a_paper(http):
     assert info["papers"] == 95 and info["years"] == [2025, 2026] and "ICLR 2025" in info["venues"]
 
 
+def test_the_area_and_status_filters_change_the_sources_and_info_gives_their_facets(http):
+    info = http.get("/api/info").json()
+    assert info["statuses"] == [
+        {"status": "accepted", "papers": 88},
+        {"status": "oral", "papers": 2},
+        {"status": "spotlight", "papers": 3},
+        {"status": "poster", "papers": 83},
+    ]
+    assert {"area": "learning theory", "papers": 20} in info["areas"] and sum(a["papers"] for a in info["areas"]) == 95
+    every = http.post("/api/ask", json={"question": UNLEARNING}).json()
+    assert every["sources"][0] == {
+        **every["sources"][0],
+        "id": PURGE,
+        "url": "https://openreview.net/forum?id=BjWwqPE7mk",
+        "status": "poster",
+        "area": "alignment, fairness, safety, privacy, and societal considerations",
+    }
+    oral = http.post("/api/ask", json={"question": UNLEARNING, "status": "oral"}).json()
+    assert oral["query"]["status"] == "oral" and {s["id"] for s in oral["sources"]} == {"001-01", "001-04"}
+    assert all(s["status"] == "oral" for s in oral["sources"])
+    streamed = sse_events(http.post("/api/ask/stream", json={"question": UNLEARNING, "status": "oral"}))
+    assert {s["id"] for s in dict(streamed)["sources"]["sources"]} == {"001-01", "001-04"}
+    found = http.get("/api/search", params={"q": "unlearning", "area": "Learning Theory", "k": 3}).json()
+    assert len(found["results"]) == 3 and {r["area"] for r in found["results"]} == {"learning theory"}
+    spotlight = http.get("/api/search", params={"q": "clustering", "status": "spotlight"}).json()
+    assert {r["id"] for r in spotlight["results"]} == {"004-03", "004-05", "004-19"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        (
+            {"status": "rejected"},
+            "no rejected papers in the store; its decisions: oral (2), poster (83), spotlight (3)",
+        ),
+        ({"status": "maybe"}, "unknown status 'maybe': use one of accepted, oral, spotlight, poster, rejected"),
+        ({"area": "quantum gardening"}, "no papers of area 'quantum gardening' in the store; its areas: alignment"),
+    ],
+)
+def test_a_filter_the_store_cannot_apply_is_a_one_line_400(http, fields, says):
+    for path in ("/api/ask", "/api/ask/stream"):
+        response = http.post(path, json={"question": UNLEARNING, **fields})
+        assert response.status_code == 400 and says in response.json()["error"], response.text
+    response = http.get("/api/search", params={"q": "unlearning", **fields})
+    assert response.status_code == 400 and says in response.json()["error"]
+    assert "\n" not in response.json()["error"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
@@ -353,6 +401,14 @@ def test_openai_client_gets_an_answer_with_citations(openai_client):
     extra = reply.model_extra
     assert f"[{PURGE}]" in text and reply.choices[0].finish_reason == "stop"
     assert PURGE in extra["citations"] and set(extra["citations"]) <= {s["id"] for s in extra["sources"]}
+
+
+def test_openai_client_filters_by_status_through_extra_body(openai_client):
+    reply = openai_client.chat.completions.create(
+        model="rag-papers", messages=[{"role": "user", "content": UNLEARNING}], extra_body={"status": "oral"}
+    )
+    sources = reply.model_extra["sources"]
+    assert {s["id"] for s in sources} == {"001-01", "001-04"} and all(s["url"] for s in sources)
 
 
 def test_openai_client_streams_and_the_last_chunk_keeps_the_sources(openai_client):

@@ -44,7 +44,7 @@ from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from .serving import Server, running_server  # noqa: E402
 
@@ -270,6 +270,44 @@ def test_filters_come_from_the_server_and_its_errors_are_shown(server, browser):
     assert browser.find_element(By.ID, "year").get_attribute("value") == "2025"
     error = turn.find_element(By.CSS_SELECTOR, ".error")
     assert error.is_displayed() and "k" in error.text and "100" in error.text, error.text
+
+
+def test_a_chip_links_out_to_the_paper_and_the_decision_filter_changes_the_sources(server, browser):
+    fresh_page(browser, server.url)
+    WebDriverWait(browser, 30).until(lambda d: "95 papers" in d.find_element(By.ID, "store-info").text)
+    decisions = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#status option")]
+    assert decisions == ["Any", "accepted (88)", "oral (2)", "spotlight (3)", "poster (83)"]
+    areas = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#area option")]
+    assert "learning theory (20)" in areas and len(areas) == 17  # "Any" and the seeds' 16 areas
+
+    browser.find_element(By.ID, "question").send_keys(UNLEARNING, Keys.ENTER)
+    turn = wait_answered(browser, 1)
+    assert "001-02" in chip_ids(turn)
+    # The chip opens the abstract here; beside it, a real link to the paper's page, in a new tab.
+    link = turn.find_element(By.CSS_SELECTOR, '.answer .chip[data-id="001-02"] + a.chip-link')
+    assert link.get_attribute("href") == "https://openreview.net/forum?id=BjWwqPE7mk"
+    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    row = turn.find_element(By.CSS_SELECTOR, '.sources li[data-id="001-02"]')
+    assert row.find_element(By.CSS_SELECTOR, "a.source-link").get_attribute("href") == link.get_attribute("href")
+    assert "poster" in row.text  # its decision, beside year and venue
+    panel = open_paper(browser, turn, "001-02")
+    details = browser.find_element(By.ID, "panel-details")
+    assert "poster" in details.text and "alignment, fairness, safety" in details.text, details.text
+    panel_link = details.find_element(By.CSS_SELECTOR, "a.panel-link")
+    assert (
+        panel_link.get_attribute("href") == link.get_attribute("href")
+        and panel_link.get_attribute("target") == "_blank"
+    )
+    browser.find_element(By.ID, "panel-close").click()
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+    # Choosing a decision: the next question searches only those papers.
+    Select(browser.find_element(By.ID, "status")).select_by_value("oral")
+    browser.find_element(By.ID, "question").send_keys(UNLEARNING, Keys.ENTER)
+    filtered = wait_answered(browser, 2)
+    assert set(source_ids(filtered)) == {"001-01", "001-04"}  # the seeds' two oral papers
+    assert "oral" in filtered.find_element(By.CSS_SELECTOR, ".turn-filters").text
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query)["status"] == ["oral"]
 
 
 def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):

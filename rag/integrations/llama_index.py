@@ -31,10 +31,17 @@ if TYPE_CHECKING:
 
 class PaperRetriever(BaseRetriever):
     """The top `k` papers for a query from `papers` (default: the per-user store), optionally restricted to a
-    year and venue; a node's score is the reranker's relevance, or the cosine score when reranking is off."""
+    year, venue, primary area and decision (`status`, as `rag ask --status`); a node's score is the reranker's
+    relevance, or the cosine score when reranking is off."""
 
     def __init__(
-        self, papers: Papers | None = None, k: int = 5, year: int | None = None, venue: str | None = None
+        self,
+        papers: Papers | None = None,
+        k: int = 5,
+        year: int | None = None,
+        venue: str | None = None,
+        area: str | None = None,
+        status: str | None = None,
     ) -> None:
         check_k(k)
         if papers is None:
@@ -46,9 +53,13 @@ class PaperRetriever(BaseRetriever):
         self.k = k
         self.year = year
         self.venue = venue
+        self.area = area
+        self.status = status
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        sources = self.papers.search(query_bundle.query_str, k=self.k, year=self.year, venue=self.venue)
+        sources = self.papers.search(
+            query_bundle.query_str, k=self.k, year=self.year, venue=self.venue, area=self.area, status=self.status
+        )
         return [to_node(source) for source in sources]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -58,7 +69,8 @@ class PaperRetriever(BaseRetriever):
 
 def to_node(source: Source) -> NodeWithScore:
     """One retrieved paper as a llama-index node with its score."""
-    metadata: dict[str, Any] = source_json(source)  # id, title, year, venue, score, relevance (when set), snippet
+    # id, title, year, venue, url, area, status, score, relevance (when set), snippet
+    metadata: dict[str, Any] = source_json(source)
     heading = " ".join(part for part in (f"[{source.id}]", source.title, _where(source)) if part)
     # The full abstract answers more than the one matched chunk; some paths carry only the snippet.
     node = TextNode(

@@ -2,10 +2,10 @@
 
     GET  /                      the web page (static/), `/?q=…` runs a question on load
     GET  /healthz               {"status": "ok"}
-    GET  /api/info              papers, store, backend, and the years and venues to filter by
-    POST /api/ask               {question, k?, year?, venue?, backend?, history?} → the `ask --json` object
+    GET  /api/info              papers, store, backend, and the years, venues, areas and statuses to filter by
+    POST /api/ask               {question, k?, year?, venue?, area?, status?, backend?, history?} → `ask --json`
     POST /api/ask/stream        the same as Server-Sent Events: query, sources, text…, warning, answer (or error)
-    GET  /api/search?q=&k=&year=&venue=   the `search --json` object
+    GET  /api/search?q=&k=&year=&venue=&area=&status=   the `search --json` object
     GET  /api/papers/{id}       the paper, its abstract also cut into the sentences answers quote (404 if unknown)
     POST /v1/chat/completions, GET /v1/models   OpenAI-compatible (openai_compat.py)
 
@@ -222,8 +222,10 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
         k: Annotated[int | None, Query(ge=K_MIN, le=K_MAX)] = None,
         year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
         venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+        area: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+        status: Annotated[str | None, Query(min_length=1, max_length=20)] = None,
     ) -> dict:
-        query = parse(q, year=year, venue=venue)
+        query = parse(q, year=year, venue=venue, area=area, status=status)
         retrieval = await work.run(papers.search_query, query, k)
         return search_json(query, retrieval.sources)
 

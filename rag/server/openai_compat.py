@@ -4,7 +4,8 @@ The last user message is the question; the earlier user/assistant pairs are the 
 reads it ("the second one" means the second paper the previous answer cited). The text carries `[ID]` citations,
 and the response also carries `citations`, `sources`, `abstained` and `warnings` beside `choices`: in the last
 chunk too when streaming, so nothing is lost on the way (clients that only read `choices` still get the [ID]s).
-Extra request fields `k`, `year` and `venue` (the openai client's `extra_body`) filter as `ask` does.
+Extra request fields `k`, `year`, `venue`, `area` and `status` (the openai client's `extra_body`) filter as `ask`
+does.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from ..wire import answer_json
 from .protocol import (
     SSE_HEADERS,
     ApiError,
+    Area,
     AskRequest,
     HistoryTurn,
     K,
+    Status,
     Venue,
     Year,
     answer_events,
@@ -71,6 +74,8 @@ class ChatRequest(BaseModel):
     k: K | None = None
     year: Year | None = None
     venue: Venue | None = None
+    area: Area | None = None
+    status: Status | None = None
 
     def ask_request(self) -> AskRequest:
         """The question (the last message, a user's) and the conversation before it, as /api/ask takes them."""
@@ -88,7 +93,15 @@ class ChatRequest(BaseModel):
             elif pending is not None:
                 history.append(HistoryTurn(question=pending[:MAX_QUESTION_CHARS], answer=message.text()))
                 pending = None
-        return AskRequest(question=question, k=self.k, year=self.year, venue=self.venue, history=history)
+        return AskRequest(
+            question=question,
+            k=self.k,
+            year=self.year,
+            venue=self.venue,
+            area=self.area,
+            status=self.status,
+            history=history,
+        )
 
 
 def completion_id() -> str:

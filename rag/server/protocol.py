@@ -33,6 +33,10 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # no pro
 K = Annotated[int, Field(ge=K_MIN, le=K_MAX, description=f"papers to retrieve ({K_MIN}-{K_MAX})")]
 Year = Annotated[int, Field(ge=1900, le=2100)]
 Venue = Annotated[str, Field(min_length=1, max_length=100)]
+Area = Annotated[str, Field(min_length=1, max_length=200, description="a primary area, as /api/info lists them")]
+Status = Annotated[
+    str, Field(min_length=1, max_length=20, description="accepted|oral|spotlight|poster|rejected|withdrawn")
+]
 
 
 class HistoryTurn(BaseModel):
@@ -49,6 +53,8 @@ class AskRequest(BaseModel):
     k: K | None = None
     year: Year | None = None
     venue: Venue | None = None
+    area: Area | None = None
+    status: Status | None = None
     backend: Literal["extractive", "openai", "local"] | None = None
     history: list[HistoryTurn] | None = Field(None, max_length=MAX_HISTORY_TURNS)
 
@@ -128,7 +134,16 @@ def check_backend_choice(body: AskRequest, enabled: frozenset[str]) -> None:
 
 def answer_events(papers: Papers, body: AskRequest) -> Iterator[Event]:
     """The answer to `body` as events (the question parsed first: a bad one raises before any event)."""
-    return papers.stream(body.question, body.k, body.year, body.venue, body.backend, history=body.past_turns())
+    return papers.stream(
+        body.question,
+        body.k,
+        body.year,
+        body.venue,
+        body.backend,
+        history=body.past_turns(),
+        area=body.area,
+        status=body.status,
+    )
 
 
 def collect(events: Iterator[Event], question: str) -> dict:

@@ -2,9 +2,10 @@
  *
  * Plain browser JavaScript, no build step and no dependencies, so the page works offline from the package.
  * The server's contract (rag serve):
- *   GET  /api/info                 -> {papers, store, backend, years, venues}
+ *   GET  /api/info                 -> {papers, store, backend, years, venues, areas: [{area, papers}],
+ *                                      statuses: [{status, papers}]}
  *   POST /api/ask/stream           -> Server-Sent Events: query, sources, text*, warning*, answer | error
- *   GET  /api/papers/{id}          -> {id, title, year, venue, keywords, abstract, sentences}
+ *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -79,7 +80,38 @@ function whereFrom(source) {
   const parts = [];
   if (source.year) parts.push(String(source.year));
   if (source.venue && source.venue !== String(source.year)) parts.push(source.venue);
+  if (source.status) parts.push(source.status);
   return parts.join(" · ");
+}
+
+/** A paper's page (its `url`), only when it is an http(s) address: nothing else becomes a link. */
+function paperUrl(source) {
+  const url = source && source.url;
+  return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host.replace(/^www\./, "");
+  } catch {
+    return "the paper's page";
+  }
+}
+
+/** A link to the paper's page, opened in a new tab; `text` is what it shows. */
+function paperLink(url, id, text, className) {
+  return el(
+    "a",
+    {
+      class: className,
+      href: url,
+      target: "_blank",
+      rel: "noopener noreferrer",
+      title: `${id} on ${hostOf(url)}`,
+      "aria-label": `Open ${id} on ${hostOf(url)} (new tab)`,
+    },
+    text,
+  );
 }
 
 /** Scroll to the newest turn, unless the user has scrolled up to read something. */
@@ -254,7 +286,10 @@ function chip(id, source) {
   const label = `${id}: ${paperLabel(source)} (${[whereFrom(source), `${scoreName(source)} ${scoreText(source)}`]
     .filter(Boolean)
     .join(", ")})`;
-  return el("button", { type: "button", class: "chip", dataset: { id }, "aria-label": label }, id);
+  const button = el("button", { type: "button", class: "chip", dataset: { id }, "aria-label": label }, id);
+  const url = paperUrl(source);
+  // The chip opens the abstract here; its arrow opens the paper's own page in a new tab.
+  return url ? el("span", { class: "chip-pair" }, button, paperLink(url, id, "↗", "chip-link")) : button;
 }
 
 // -- one turn of the conversation -------------------------------------------------------------------------
@@ -404,6 +439,8 @@ function describeFilters(filters = {}) {
   const parts = [];
   if (filters.year) parts.push(`year ${filters.year}`);
   if (filters.venue) parts.push(filters.venue);
+  if (filters.area) parts.push(`area ${filters.area}`);
+  if (filters.status) parts.push(filters.status);
   if (filters.k && filters.k !== DEFAULT_K) parts.push(`${filters.k} sources`);
   return parts.join(" · ");
 }
@@ -414,6 +451,8 @@ function describeQuery(query, paperIds) {
   const parts = [`searching: ${query.search}`];
   if (query.year) parts.push(`year ${query.year}`);
   if (query.venue) parts.push(query.venue);
+  if (query.area) parts.push(`area ${query.area}`);
+  if (query.status) parts.push(query.status);
   if (paperIds.length) parts.push(`papers ${paperIds.join(", ")}`);
   return parts.join(" · ");
 }
@@ -434,6 +473,7 @@ function sourceItem(source, cited) {
         el("span", { class: "source-meta" }, whereFrom(source)),
       ),
     ),
+    paperUrl(source) ? paperLink(paperUrl(source), source.id, `${hostOf(paperUrl(source))} ↗`, "source-link") : null,
     el(
       "span",
       { class: "score", title: `${scoreName(source)} ${scoreText(source)}` },
@@ -454,6 +494,8 @@ function currentFilters() {
   return {
     year: $("#year").value ? parseInt($("#year").value, 10) : null,
     venue: $("#venue").value || null,
+    area: $("#area").value || null,
+    status: $("#status").value || null,
     k: Number.isFinite(k) && k > 0 ? k : DEFAULT_K,
   };
 }
@@ -491,6 +533,8 @@ async function ask(question, filters = currentFilters()) {
   const body = { question, k: filters.k };
   if (filters.year) body.year = filters.year;
   if (filters.venue) body.venue = filters.venue;
+  if (filters.area) body.area = filters.area;
+  if (filters.status) body.status = filters.status;
   if (history.length) body.history = history;
 
   try {
@@ -578,6 +622,8 @@ function updateUrl(question, filters) {
   const params = new URLSearchParams({ q: question });
   if (filters.year) params.set("year", filters.year);
   if (filters.venue) params.set("venue", filters.venue);
+  if (filters.area) params.set("area", filters.area);
+  if (filters.status) params.set("status", filters.status);
   if (filters.k && filters.k !== DEFAULT_K) params.set("k", filters.k);
   history.replaceState(null, "", `${location.pathname}?${params}`);
 }
@@ -671,6 +717,7 @@ async function openPaper(id, view, trigger) {
   const source = view ? view.sources.get(id) : null;
   $("#panel-meta").textContent = id;
   $("#panel-title").textContent = (source && source.title) || `Abstract of ${id}`;
+  $("#panel-details").replaceChildren();
   $("#panel-keywords").replaceChildren();
   $("#panel-note").textContent = "";
   $("#panel-abstract").replaceChildren(el("p", { class: "panel-loading" }, "Loading the abstract…"));
@@ -691,6 +738,14 @@ function fillPanel(paper, view, source) {
   $("#panel-meta").textContent = [paper.id, paper.venue || paper.year, score].filter(Boolean).join(" · ");
   // An untitled paper (the seeds) is headed by its id, not by words the abstract repeats just below.
   $("#panel-title").textContent = paper.title || `Abstract of ${paper.id}`;
+  // The decision and the primary area, then the link to the paper's own page.
+  const url = paperUrl(paper);
+  const details = [
+    paper.status ? el("span", { class: "panel-status" }, paper.status) : null,
+    paper.area ? el("span", { class: "panel-area" }, paper.area) : null,
+    url ? paperLink(url, paper.id, `${hostOf(url)} ↗`, "panel-link") : null,
+  ].filter(Boolean);
+  $("#panel-details").replaceChildren(...details);
   $("#panel-keywords").replaceChildren(...(paper.keywords || []).map((word) => el("li", {}, word)));
   const sentences = paper.sentences && paper.sentences.length ? paper.sentences : [paper.abstract || ""];
   const { marks, why } = highlighted(sentences, view && view.quoted ? view.quoted[paper.id] : null, source);
@@ -785,7 +840,7 @@ function saveToken(event) {
 
 // -- start-up ---------------------------------------------------------------------------------------------
 
-/** The store's size, backend, and the years and venues the filters offer. */
+/** The store's size, backend, and the years, venues, areas and decisions the filters offer. */
 async function loadInfo() {
   const info = $("#store-info");
   try {
@@ -795,6 +850,8 @@ async function loadInfo() {
     info.title = data.store ? `Store: ${data.store}` : "";
     fillSelect($("#year"), data.years || []);
     fillSelect($("#venue"), data.venues || []);
+    fillFacet($("#area"), data.areas || [], "area");
+    fillFacet($("#status"), data.statuses || [], "status");
   } catch (error) {
     info.textContent = error instanceof AuthError ? "Token needed" : "Server unavailable";
     info.title = error.message;
@@ -808,6 +865,15 @@ function fillSelect(select, values) {
   select.value = values.map(String).includes(chosen) ? chosen : "";
 }
 
+/** A select of facet values, each shown with its papers: "learning theory (20)". */
+function fillFacet(select, items, key) {
+  const chosen = select.value;
+  const values = items.map((item) => String(item[key]));
+  const options = items.map((item) => el("option", { value: String(item[key]) }, `${item[key]} (${item.papers})`));
+  select.replaceChildren(el("option", { value: "" }, "Any"), ...options);
+  select.value = values.includes(chosen) ? chosen : "";
+}
+
 /** Set a select to `value`, adding the option when /api/info did not list it (a deep link may name it). */
 function choose(select, value) {
   if (!value) return;
@@ -815,12 +881,14 @@ function choose(select, value) {
   select.value = value;
 }
 
-/** `/?q=...&year=&venue=&k=`: fill the form and ask, unless a reload restored that very question. */
+/** `/?q=...&year=&venue=&area=&status=&k=`: fill the form and ask, unless a reload restored that very question. */
 function runDeepLink() {
   const params = new URLSearchParams(location.search);
   const question = (params.get("q") || "").trim();
   choose($("#year"), params.get("year"));
   choose($("#venue"), params.get("venue"));
+  choose($("#area"), params.get("area"));
+  choose($("#status"), params.get("status"));
   if (params.get("k")) $("#k").value = params.get("k");
   if (!question) return;
   const last = state.turns[state.turns.length - 1];
