@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from .corpus import Paper
     from .embedding import Embedder
     from .pipeline import Pipeline
+    from .similar import Similar
     from .store import Store
+    from .trend import Trend
 
 __all__ = ["Event", "Papers", "PastTurn"]
 
@@ -201,6 +203,48 @@ class Papers:
     def search_query(self, query: Query, k: int | None = None) -> Retrieval:
         """The `Retrieval` for a parsed query (the query as applied, and the papers)."""
         return self.pipeline.retrieve(query, k=k)
+
+    def similar(
+        self,
+        paper_id: str | None = None,
+        text: str | None = None,
+        k: int = 5,
+        year: int | None = None,
+        venue: str | None = None,
+        area: str | None = None,
+        status: str | None = None,
+    ) -> tuple[Paper | None, list[Similar]]:
+        """The `k` papers closest to the stored paper `paper_id` (itself left out) or to `text` (an abstract, a
+        draft paragraph), each with the sentence pairs that make it close; and the paper asked about (None for a
+        text). Filters: as for `ask`."""
+        from .retrieval import build_where
+        from .similar import similar
+
+        query = parse("papers", year=year, venue=venue, area=area, status=status)
+        pipeline = self.pipeline
+        if query.area or query.status:
+            from .lexical import get_index
+            from .query import within_facets
+
+            with pipeline.store.reading():
+                facets = get_index(pipeline.store).facets()
+            query = within_facets(query, facets["areas"], facets["statuses"])
+        where = build_where(query.year, query.venue, None, None, query.area, query.decisions)
+        return similar(pipeline.store, pipeline.embedder, self.settings, paper_id, text, k, where)
+
+    def trend(
+        self,
+        topic: str,
+        year: int | None = None,
+        venue: str | None = None,
+        area: str | None = None,
+        status: str | None = None,
+    ) -> Trend:
+        """How many papers of the store are on `topic` ("unlearning", or "how many papers study unlearning?"), by
+        year, area and decision, membership judged paper by paper as a list's is (rag.trend)."""
+        from .trend import trend
+
+        return trend(self.pipeline, parse(topic, year=year, venue=venue, area=area, status=status))
 
     def get(self, paper_id: str) -> Paper:
         """The paper `paper_id` (`NotFoundError` when the store has none)."""

@@ -170,14 +170,18 @@ def similar(
         if pid not in papers:
             continue
         found = papers[pid]
+        shared = overlaps(yours, found.abstract)
         source = Source(
             id=found.id,
             title=found.title,
             year=found.year,
             venue=found.venue,
             score=closeness,
-            snippet=found.abstract,
+            snippet=shared[0].theirs if shared else display_sentences(found.abstract)[0],  # what shows it is close
             abstract=found.abstract,
+            url=found.url,
+            area=found.area,
+            status=found.status,
         )
-        results.append(Similar(source, overlaps(yours, found.abstract)))
+        results.append(Similar(source, shared))
     return paper, results

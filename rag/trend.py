@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError
 from .facets import holds_topic
 from .lexical import get_index
+from .query import within_facets
 from .retrieval import fuse
 from .terms import topic_words
 
@@ -67,7 +68,7 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
     # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
     # unfiltered count gives 2025.
-    topical = replace(query, search=topic, year=None, venue=None, since=None)
+    topical = replace(query, search=topic, year=None, venue=None, since=None, area=None, status=None)
     with pipeline.store.reading():
         index = get_index(pipeline.store) if pipeline.settings.retriever != "dense" else None
         _, candidates = fuse(
@@ -82,6 +83,10 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
             index,
             None,
         )
+        if index is not None and (query.area or query.status):
+            # An area or decision the store lacks is the user's error, in one line naming what it has.
+            facets = index.facets()
+            query = within_facets(query, facets["areas"], facets["statuses"])
         papers_by_year = _papers_by_year(index) if index is not None else {}
     last_known = calibration.candidates - 1
     for source in candidates:
@@ -106,17 +111,25 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
         by_year=dict(sorted(Counter(s.year for s in members if s.year).items())),
         by_area=dict(Counter(a for s in members if (a := getattr(s, "area", None))).most_common()),
         by_status=dict(Counter(st for s in members if (st := getattr(s, "status", None))).most_common()),
-        papers_by_year=papers_by_year if query.year is None and query.venue is None else {},
+        papers_by_year=papers_by_year if not _filtered(query) else {},
     )
 
 
 def _passes(query: Query, source: Source) -> bool:
-    """Whether `source` is within the query's year, since-year and venue."""
+    """Whether `source` is within the query's year, since-year, venue, area and decision."""
     if query.year is not None and source.year != query.year:
         return False
     if query.since is not None and (source.year is None or source.year < query.since):
         return False
+    if query.area is not None and source.area != query.area:
+        return False
+    if query.decisions is not None and source.status not in query.decisions:
+        return False
     return query.venue is None or source.venue == query.venue
+
+
+def _filtered(query: Query) -> bool:
+    return any(v is not None for v in (query.year, query.since, query.venue, query.area, query.status))
 
 
 def _papers_by_year(index) -> dict[int, int]:

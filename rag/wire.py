@@ -5,6 +5,8 @@
     search_json(query, found)  `rag search --json`, GET /api/search, the `search_papers` tool
     paper_json(paper)          `rag show --json`, GET /api/papers/{id} (with its sentences), the `get_paper` tool
     event_json(event)          one event of POST /api/ask/stream
+    similar_json(paper, found) `rag similar --json`, GET /api/similar, the `similar_papers` tool
+    trend_json(trend)          `rag trend --json`, GET /api/trend, the `count_papers` tool
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from .types import Answer, Event, Source
 
 if TYPE_CHECKING:
     from .corpus import Paper
+    from .similar import Similar
+    from .trend import Trend
 
 
 def query_json(query: Query) -> dict:
@@ -124,3 +128,38 @@ def event_json(event: Event, question: str | None = None, resolution: Resolution
     if event.type == "answer" and event.answer is not None:
         return {"type": "answer", "answer": answer_json(event.answer, question, resolution)}
     return {"type": event.type, "text": event.text}
+
+
+def similar_json(paper: Paper | None, found: list[Similar]) -> dict:
+    """Papers like a paper (`of`: its id, title and link) or like a text (`of`: null), closest first, each with the
+    sentence pairs that make it close and the topic words they share."""
+    return {
+        "of": None if paper is None else {"id": paper.id, "title": paper.title, "url": paper.url},
+        "papers": [
+            {
+                **source_json(item.source),
+                "overlaps": [{"yours": o.yours, "theirs": o.theirs, "shared": list(o.shared)} for o in item.overlaps],
+            }
+            for item in found
+        ],
+    }
+
+
+def trend_json(trend: Trend, sample: int = 5) -> dict:
+    """A topic's count over the store: by year (with the store's papers of each year), area and decision; whether
+    the count is complete or a lower bound; the members' ids; the first `sample` members as sources."""
+    return {
+        "topic": trend.topic,
+        "count": trend.count,
+        "complete": trend.complete,
+        "judged": trend.judged,
+        "by_year": [
+            {"year": year, "papers": n, "of": trend.papers_by_year.get(year), "share": trend.share(year)}
+            for year, n in trend.by_year.items()
+        ],
+        "by_area": [{"area": area, "papers": n} for area, n in trend.by_area.items()],
+        "by_status": [{"status": status, "papers": n} for status, n in trend.by_status.items()],
+        "members": [s.id for s in trend.members],
+        "sample": [source_json(s) for s in trend.members[:sample]],
+        "membership": "each candidate's calibrated relevance to the topic at the list cite bar, every facet held",
+    }

@@ -101,11 +101,14 @@ def test_search_results_of_the_seed_store_export_without_a_made_up_title(seed_st
     hits = Papers(store=seed_store_dir).search("machine unlearning", k=3)
     bib = export(hits, "bibtex")
     entries = _parsed(bib)
-    assert [e["note"] for e in entries] == [f"id {h.id}" for h in hits]
+    assert [e["note"].split(";")[0] for e in entries] == [f"id {h.id}" for h in hits]
+    # The seeds' sidecar gives each its OpenReview page and decision.
+    assert [e["url"] for e in entries] == [h.url for h in hits] and all(h.url for h in hits)
+    assert all(e["note"].endswith(h.status) for e, h in zip(entries, hits, strict=True) if h.status)
     assert all("title" not in e and e["year"] in ("2025", "2026") for e in entries)
     assert bib.count("has no title in this store") == len(hits)
     rows = list(csv.DictReader(io.StringIO(export(hits, "csv"))))
-    assert [(r["id"], r["title"]) for r in rows] == [(h.id, "") for h in hits]
+    assert [(r["id"], r["title"], r["url"]) for r in rows] == [(h.id, "", h.url) for h in hits]
     lines = export(hits, "markdown").splitlines()
     assert all(h.label.split()[0] in line and h.id in line for h, line in zip(hits, lines, strict=True))
 
