@@ -4,8 +4,9 @@
     from rag.mcp_server import run_mcp
     run_mcp(Papers(store="~/papers"))       # serves on stdin/stdout until the client closes stdin
 
-Three tools, each a thin call into `Papers`: `search_papers`, `ask` and `get_paper`, returning the same JSON
-objects as `rag search --json`, `rag ask --json` and `rag show --json`. A failure the user can cause (an empty
+Five tools, each a thin call into `Papers`: `search_papers`, `ask`, `get_paper`, `similar_papers` and
+`count_papers`, returning the same JSON objects as `rag search --json`, `rag ask --json`, `rag show --json`,
+`rag similar --json` and `rag trend --json`. A failure the user can cause (an empty
 question, an unknown id, a missing store) comes back as a tool error carrying the `RagError`'s one-line
 message, so the assistant can read it and correct itself; anything else is an error result naming only the
 tool, with the traceback on stderr. The server never dies of a bad call.
@@ -28,7 +29,7 @@ from . import __version__
 from .config import K_MAX, K_MIN, check_k
 from .errors import RagError
 from .query import parse
-from .wire import answer_json, paper_json, search_json
+from .wire import answer_json, paper_json, search_json, similar_json, trend_json
 
 if TYPE_CHECKING:
     from .api import Papers
@@ -62,10 +63,19 @@ Status = Annotated[
 Question = Annotated[str, Field(description="A question in plain language, e.g. 'which papers study unlearning?'.")]
 SearchQuery = Annotated[str, Field(description="What to look for: a topic, method, or a paper's coined name.")]
 PaperId = Annotated[str, Field(description='A paper id as cited in answers, e.g. "001-02" (brackets are ignored).')]
+MaybePaperId = Annotated[
+    str | None, Field(description='The paper to find papers like, by id, e.g. "001-02" (or give `text`).')
+]
+DraftText = Annotated[
+    str | None, Field(description="An abstract or a draft paragraph to find papers like (or give `paper_id`).")
+]
+Topic = Annotated[str, Field(description='A topic, e.g. "machine unlearning", or "how many papers study X?".')]
 
 INSTRUCTIONS = (
     "Question answering over a store of research-paper abstracts (ICLR). Use `ask` for a question that wants an "
-    "answer, `search_papers` to list matching papers, and `get_paper` for one paper's full abstract. Papers are "
+    "answer, `search_papers` to list matching papers, `get_paper` for one paper's full abstract, `similar_papers` "
+    "for the papers closest to a paper or a draft (a related-work check), and `count_papers` for how many papers "
+    "are on a topic, by year, area and decision. Papers are "
     "identified by ids such as 001-02; answers cite them in [brackets], and every cited id is one of the "
     "returned sources. Quote those ids when you relay an answer."
 )
@@ -92,6 +102,23 @@ GET_PAPER = (
     "The full record of one paper by id (as cited in [brackets] by ask and search_papers): "
     "{id, title, year, venue, url, area, status, keywords, abstract}: `url` is the paper's page (OpenReview's "
     "forum for an OpenReview id), `status` its decision. An unknown id is an error."
+)
+
+
+SIMILAR = (
+    "The papers closest to one stored paper (by `paper_id`; itself left out) or to a text (`text`: an abstract or "
+    "a draft paragraph): a related-work check. Returns {of, papers: [{id, title, label, year, venue, url, area, "
+    "status, score, snippet, overlaps: [{yours, theirs, shared}]}]}: `score` is the closeness (mean best-chunk "
+    "cosine), each overlap a sentence of the paper or text asked about and one of the similar paper that share "
+    "the topic words in `shared`. Cite a paper by its id in [brackets]."
+)
+
+COUNT = (
+    "How many stored papers are on a topic, by year (with the store's papers of each year and the share), primary "
+    "area and decision; each paper judged on the topic as a list's members are. Returns {topic, count, complete, "
+    "judged, by_year, by_area, by_status, members, sample, membership}: when `complete` is false the count is a "
+    "lower bound (members reach the depth read); `sample` holds the most relevant members as sources. Cite a "
+    "paper by its id in [brackets]."
 )
 
 
@@ -162,6 +189,29 @@ def build_server(papers: Papers) -> MCPServer:
     def get_paper(id: PaperId) -> dict[str, Any]:  # `id`: the name the assistant sees
         # An assistant may copy the id with its citation brackets, as `rag show` allows.
         return _user_errors(lambda: paper_json(papers.get(id.strip().strip("[]").strip())))
+
+    @server.tool(description=SIMILAR)
+    def similar_papers(
+        paper_id: MaybePaperId = None,
+        text: DraftText = None,
+        k: K = 5,
+        year: Year = None,
+        venue: Venue = None,
+        area: Area = None,
+        status: Status = None,
+    ) -> dict[str, Any]:
+        paper_id = paper_id.strip().strip("[]").strip() if paper_id else None
+        return _user_errors(
+            lambda: similar_json(
+                *papers.similar(paper_id, text, k=check_k(k), year=year, venue=venue, area=area, status=status)
+            )
+        )
+
+    @server.tool(description=COUNT)
+    def count_papers(
+        topic: Topic, year: Year = None, venue: Venue = None, area: Area = None, status: Status = None
+    ) -> dict[str, Any]:
+        return _user_errors(lambda: trend_json(papers.trend(topic, year=year, venue=venue, area=area, status=status)))
 
     return server
 

@@ -84,9 +84,11 @@ def _text(result: CallToolResult) -> str:
     return result.content[0].text
 
 
-def test_lists_the_three_tools_with_input_schemas(server):
+def test_lists_the_five_tools_with_input_schemas(server):
     tools = server.tools()
-    assert set(tools) == {"search_papers", "ask", "get_paper"}
+    assert set(tools) == {"search_papers", "ask", "get_paper", "similar_papers", "count_papers"}
+    assert tools["count_papers"].input_schema["required"] == ["topic"]
+    assert {"paper_id", "text", "k", "status"} <= set(tools["similar_papers"].input_schema["properties"])
     assert tools["search_papers"].input_schema["required"] == ["query"]
     assert tools["ask"].input_schema["required"] == ["question"]
     assert tools["get_paper"].input_schema["required"] == ["id"]
@@ -143,6 +145,30 @@ def test_area_and_status_filter_and_every_source_carries_its_link(server):
     assert answer["sources"] and {s["area"] for s in answer["sources"]} == {"learning theory"}
 
 
+def test_similar_papers_finds_the_papers_on_a_paper_s_topic_with_the_sentences_that_show_it(server):
+    found = _payload(server.call("similar_papers", paper_id="[000-02]", k=5))
+    assert found["of"]["id"] == "000-02" and found["of"]["url"].startswith("https://openreview.net/forum?id=")
+    ids = [p["id"] for p in found["papers"]]
+    assert "000-02" not in ids and set(ids[:3]) == {"002-05", "002-06", "004-05"}
+    first = found["papers"][0]
+    assert first["overlaps"] and all(
+        w.lower() in first["overlaps"][0]["theirs"].lower() for w in first["overlaps"][0]["shared"]
+    )
+    drafted = _payload(
+        server.call("similar_papers", text="We forget specific training data in a trained language model.")
+    )
+    assert drafted["of"] is None and UNLEARNING in [p["id"] for p in drafted["papers"]]
+
+
+def test_count_papers_counts_a_topic_by_year_and_decision(server):
+    counted = _payload(server.call("count_papers", topic="how many papers study multi-view clustering?"))
+    assert counted["topic"] == "multi-view clustering" and counted["count"] == 4 and counted["complete"]
+    assert {(y["year"], y["papers"]) for y in counted["by_year"]} == {(2025, 1), (2026, 3)}
+    assert sum(s["papers"] for s in counted["by_status"]) == 4
+    spotlight = _payload(server.call("count_papers", topic="multi-view clustering", status="spotlight"))
+    assert spotlight["members"] == ["004-05"]
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
@@ -156,6 +182,10 @@ def test_area_and_status_filter_and_every_source_carries_its_link(server):
         ("search_papers", {"query": "unlearning", "k": "many"}, "k: Input should be a valid integer"),
         ("ask", {}, "question: Field required"),
         ("get_paper", {"id": ["001-02"]}, "id: Input should be a valid string"),
+        ("similar_papers", {"paper_id": "999-99"}, "no paper '999-99' in the store"),
+        ("similar_papers", {}, "give either a paper id or a text"),
+        ("similar_papers", {"text": "graph nets"}, "the text is too short to compare"),
+        ("count_papers", {"topic": "unlearning", "area": "nowhere"}, "no papers of area 'nowhere' in the store"),
     ],
 )
 def test_user_errors_come_back_as_one_line_tool_errors(server, tool, arguments, message):
