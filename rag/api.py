@@ -217,19 +217,10 @@ class Papers:
         """The `k` papers closest to the stored paper `paper_id` (itself left out) or to `text` (an abstract, a
         draft paragraph), each with the sentence pairs that make it close; and the paper asked about (None for a
         text). Filters: as for `ask`."""
-        from .retrieval import build_where
-        from .similar import similar
+        from .similar import filters_where, similar
 
-        query = parse("papers", year=year, venue=venue, area=area, status=status)
         pipeline = self.pipeline
-        if query.area or query.status:
-            from .lexical import get_index
-            from .query import within_facets
-
-            with pipeline.store.reading():
-                facets = get_index(pipeline.store).facets()
-            query = within_facets(query, facets["areas"], facets["statuses"])
-        where = build_where(query.year, query.venue, None, None, query.area, query.decisions)
+        where = filters_where(pipeline.store, parse("papers", year=year, venue=venue, area=area, status=status))
         return similar(pipeline.store, pipeline.embedder, self.settings, paper_id, text, k, where)
 
     def trend(

@@ -1,4 +1,4 @@
-"""The `rag` command (ingest, ask, search, show, chat, eval, serve, mcp) and the `ask` shortcut.
+"""The `rag` command (ingest, ask, search, show, similar, trend, chat, eval, serve, mcp) and the `ask` shortcut.
 
 Only typer and our light modules load at start-up; chromadb, onnxruntime, llama-index and openai are
 imported by the commands that need them, so `--help` is instant. What the commands share (options, error
@@ -18,6 +18,7 @@ from . import __version__, render
 from .cli_common import (
     AreaOpt,
     ChromaOpt,
+    FormatOpt,
     JsonOpt,
     KOpt,
     RetrieverOpt,
@@ -26,10 +27,12 @@ from .cli_common import (
     VenueOpt,
     YearOpt,
     check_backend,
+    check_format,
     fail,
     friendly,
     ingest_with_progress,
     open_for_query,
+    print_papers,
     settings_from,
     warn,
 )
@@ -116,12 +119,15 @@ def ask_command(
         typer.Option("--timeout", min=0.1, help="Seconds to wait for the LLM endpoint [env: RAG_LLM_TIMEOUT]."),
     ] = None,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
 ) -> None:
     """Answer a question from the abstracts, citing paper ids."""
     from .pipeline import Pipeline
     from .wire import answer_json
+
+    fmt = check_format(fmt, as_json)
 
     settings = settings_from(
         store, chroma_url, backend=backend, min_score=min_score, retriever=retriever, llm_timeout=timeout
@@ -132,14 +138,21 @@ def ask_command(
     store_, embedder = open_for_query(settings)
 
     result = None
-    for event in Pipeline(store_, embedder, settings).run(query, k=k, backend=backend_name, stream=not as_json):
+    quiet = as_json or fmt is not None
+    for event in Pipeline(store_, embedder, settings).run(query, k=k, backend=backend_name, stream=not quiet):
         if event.type == "warning":
             warn(event.text)
-        elif event.type == "text" and not as_json:
+        elif event.type == "text" and not quiet:
             render.write_stream(event.text)
         elif event.type == "answer":
             result = event.answer
     assert result is not None
+    if fmt is not None:
+        by_id = {s.id: s for s in result.sources}
+        if result.abstained:
+            warn(f"no papers cited: {result.answer.splitlines()[0] if result.answer else 'the answer abstained'}")
+        print_papers([by_id[c] for c in result.citations if c in by_id], fmt)
+        return
     if as_json:
         typer.echo(json.dumps(answer_json(result), ensure_ascii=False, indent=2))
         return
@@ -160,6 +173,7 @@ def search(
     status: StatusOpt = None,
     retriever: RetrieverOpt = None,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
     store: StoreOpt = None,
     chroma_url: ChromaOpt = None,
 ) -> None:
@@ -167,10 +181,15 @@ def search(
     from .pipeline import Pipeline
     from .wire import search_json
 
+    fmt = check_format(fmt, as_json)
+
     settings = settings_from(store, chroma_url, retriever=retriever)
     parsed = parse(" ".join(query), year=year, venue=venue, area=area, status=status)
     store_, embedder = open_for_query(settings)
     found = Pipeline(store_, embedder, settings).retrieve(parsed, k=k)
+    if fmt is not None:
+        print_papers(found.sources, fmt)
+        return
     if as_json:
         typer.echo(json.dumps(search_json(parsed, found.sources), ensure_ascii=False, indent=2))
         return
@@ -195,6 +214,96 @@ def show(
         typer.echo(json.dumps(paper_json(paper), ensure_ascii=False, indent=2))
         return
     render.print_paper(render.stdout_console(), paper)
+
+
+@app.command()
+@friendly
+def similar(
+    paper_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="A paper id, e.g. 001-02.")] = None,
+    text: Annotated[str | None, typer.Option("--text", help="An abstract or a draft paragraph.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", help="Read the text from this file ('-': standard input).")
+    ] = None,
+    k: KOpt = None,
+    year: YearOpt = None,
+    venue: VenueOpt = None,
+    area: AreaOpt = None,
+    status: StatusOpt = None,
+    as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
+    store: StoreOpt = None,
+    chroma_url: ChromaOpt = None,
+) -> None:
+    """The papers closest to a paper, or to a text (a related-work check), with the sentences that make them close."""
+    from .similar import filters_where
+    from .similar import similar as find_similar
+
+    fmt = check_format(fmt, as_json)
+    if file is not None:
+        if text is not None:
+            raise InputError("give --text or --file, not both")
+        text = _read_text(file)
+    paper_id = paper_id.strip().strip("[]").strip() if paper_id else None
+    if (paper_id is None) == (text is None):
+        raise InputError("give a paper id, or a text with --text or --file")
+    filters = parse("papers", year=year, venue=venue, area=area, status=status)
+    settings = settings_from(store, chroma_url)
+    store_, embedder = open_for_query(settings)
+    paper, found = find_similar(store_, embedder, settings, paper_id, text, k or 5, filters_where(store_, filters))
+    if fmt is not None:
+        print_papers([item.source for item in found], fmt)
+        return
+    if as_json:
+        from .wire import similar_json
+
+        typer.echo(json.dumps(similar_json(paper, found), ensure_ascii=False, indent=2))
+        return
+    render.print_similar(paper, found)
+
+
+def _read_text(file: Path) -> str:
+    """A text file's contents ('-': standard input), or one line saying why not."""
+    import sys
+
+    try:
+        return sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"cannot read {file}: {exc.strerror if isinstance(exc, OSError) else 'not UTF-8 text'}"
+        ) from None
+
+
+@app.command()
+@friendly
+def trend(
+    topic: Annotated[list[str], typer.Argument(help='A topic, e.g. "machine unlearning".', metavar="TOPIC")],
+    year: YearOpt = None,
+    venue: VenueOpt = None,
+    area: AreaOpt = None,
+    status: StatusOpt = None,
+    as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
+    store: StoreOpt = None,
+    chroma_url: ChromaOpt = None,
+) -> None:
+    """How many papers of the store are on a topic, by year, area and decision."""
+    from .pipeline import Pipeline
+    from .trend import trend as count
+
+    fmt = check_format(fmt, as_json)
+    query = parse(" ".join(topic), year=year, venue=venue, area=area, status=status)
+    settings = settings_from(store, chroma_url)
+    store_, embedder = open_for_query(settings)
+    counted = count(Pipeline(store_, embedder, settings), query)
+    if fmt is not None:
+        print_papers(counted.members, fmt)
+        return
+    if as_json:
+        from .wire import trend_json
+
+        typer.echo(json.dumps(trend_json(counted), ensure_ascii=False, indent=2))
+        return
+    render.print_trend(counted)
 
 
 @app.command("eval")

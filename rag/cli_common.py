@@ -48,6 +48,10 @@ StatusOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")]
+FormatOpt = Annotated[
+    str | None,
+    typer.Option("--format", help="bibtex | markdown | csv: print the cited or listed papers in that format."),
+]
 RetrieverOpt = Annotated[
     str | None,
     typer.Option("--retriever", help="hybrid | hybrid-rrf | dense | lexical [env: RAG_RETRIEVER; default hybrid]."),
@@ -135,3 +139,24 @@ def open_for_query(settings: Settings) -> tuple[Store, Embedder]:
         render.stderr_console().print(text, markup=False)
 
     return open_store(settings, is_default_store(settings), ingest=ingest_with_progress, on_note=note)
+
+
+def check_format(fmt: str | None, as_json: bool) -> str | None:
+    """A `--format` value checked before any work: one of rag.export.FORMATS, and not with --json."""
+    from .export import FORMATS
+
+    if fmt is None:
+        return None
+    if as_json:
+        raise InputError("give --json or --format, not both")
+    name = fmt.strip().lower()
+    if name not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return name
+
+
+def print_papers(papers: list, fmt: str) -> None:
+    """`--format`: the papers as BibTeX, Markdown or CSV on stdout (rag.export), nothing else there."""
+    from .export import export
+
+    typer.echo(export(papers, fmt), nl=False)

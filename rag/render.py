@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from .corpus import first_words
 from .llm import redact
 from .text import tidy_latex
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from .corpus import Paper
+    from .similar import Similar
+    from .trend import Trend
     from .types import Answer, Source
 
 SNIPPET_CHARS = 240  # of each search result's snippet
@@ -135,6 +138,63 @@ def print_results(sources: list[Source], filters: dict[str, object]) -> None:
         snippet = tidy_latex(source.snippet)  # for reading; --json keeps the stored text
         cut = snippet[:SNIPPET_CHARS] + ("…" if len(snippet) > SNIPPET_CHARS else "")
         console.print("    " + cut, style="dim", markup=False)
+
+
+def print_similar(paper: Paper | None, found: list[Similar]) -> None:
+    """`rag similar`: the closest papers, each with the sentence pairs that make it close and the words they
+    share."""
+    console = stdout_console()
+    of = f"[{paper.id}] {paper.title or first_words(paper.abstract)}" if paper is not None else "your text"
+    console.print(f"Papers like {of}:", style="bold", markup=False)
+    if not found:
+        console.print("No papers match.")
+    for rank, item in enumerate(found, start=1):
+        console.print(f"{rank:>2}. " + source_line(item.source), markup=False)
+        for overlap in item.overlaps:
+            console.print(f"    shared: {', '.join(overlap.shared)}", style="dim", markup=False)
+            console.print(f"      this: {_cut(overlap.yours)}", markup=False)
+            console.print(f"      that: {_cut(overlap.theirs)}", markup=False)
+
+
+def _cut(sentence: str, limit: int = SNIPPET_CHARS) -> str:
+    return sentence if len(sentence) <= limit else sentence[:limit] + "…"
+
+
+BAR_WIDTH = 30  # characters of the longest bar in `rag trend`
+
+
+def print_trend(trend: Trend) -> None:
+    """`rag trend`: the count, then bars by year (with each year's share of the store), decision and area, and
+    the most relevant members."""
+    console = stdout_console()
+    bound = "" if trend.complete else "at least "
+    console.print(
+        f"{bound}{trend.count} papers on “{trend.topic}” ({trend.judged} candidates judged)",
+        style="bold",
+        markup=False,
+    )
+    if not trend.count:
+        return
+    share = {y: f"   ({trend.share(y):.1%} of {trend.papers_by_year[y]:,} that year)" for y in trend.papers_by_year}
+    for title, counts, notes in (
+        ("by year", {str(y): n for y, n in trend.by_year.items()}, {str(y): share.get(y, "") for y in trend.by_year}),
+        ("by decision", trend.by_status, {}),
+        ("by area", trend.by_area, {}),
+    ):
+        if not counts:
+            continue
+        console.print()
+        console.print(title, style="bold", markup=False)
+        width = max(len(label) for label in counts)
+        most = max(counts.values())
+        for label, n in counts.items():
+            bar = "█" * max(1, round(BAR_WIDTH * n / most))
+            console.print(f"  {label:<{width}}  {bar} {n}{notes.get(label, '')}", markup=False)
+    print_sources(console, trend.members[:5], "Most relevant:")
+    if not trend.complete:
+        console.print(
+            "Members reach the last candidates judged: more papers may be on the topic.", style="dim", markup=False
+        )
 
 
 # -- progress ----------------------------------------------------------------------------------------
