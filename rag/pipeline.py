@@ -202,6 +202,17 @@ class Pipeline:
         started = time.perf_counter()
         policy = policy or self.policy
         k = k or self.settings.k
+        if query.counts_papers and paper_ids is None and self.reranker is not None and policy.calibration:
+            # "how many papers study X?" is a count over the store, not a list of the first k (rag.trend).
+            from .trend import count_answer, trend
+
+            counted = trend(self, query)
+            answer = count_answer(counted, query, k, "extractive", started)
+            yield Event("query", query=query)
+            yield Event("sources", sources=list(answer.sources))
+            yield Event("text", text=answer.answer)
+            yield Event("answer", answer=answer)
+            return
         chosen = self.backend(backend or self.settings.backend, policy)
         spare = self.backend("extractive", policy) if fallback and chosen.name != "extractive" else None
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)

@@ -20,6 +20,7 @@ from .lexicon import (
     LIST_QUESTION,
     ONE_PAPER_ASKED,
     PAPER_REQUEST,
+    PAPERS_NOUN,
     PAPERS_TAIL,
     QUESTION_OPENER,
     REQUEST_WORDS,
@@ -238,6 +239,10 @@ def reads_as_topic(query: Query, topic: str) -> bool:
 # -- what a count question counts --------------------------------------------------------------------------
 
 
+# What a paper count counts: the store's own items ("how many papers / works / submissions …?").
+_PAPERS = re.compile(PAPERS_NOUN, re.I)
+
+
 def counted_noun(question: str) -> str | None:
     """What a "how many …?" question counts ("parameters", "datasets"), or None for any other question: the
     first plural in the words after "how many" ("how many benchmarks evaluate FedSal …" counts benchmarks), else
@@ -382,6 +387,12 @@ class Query:
     # Coined names and letter-digit words of the search text ("DiVeQ", "ImageNet", "CIFAR-10"): a question naming
     # a paper and a detail that paper never writes is a near miss (rag.judge.lacking_details).
     specifics: tuple[str, ...] = ()
+
+    @property
+    def counts_papers(self) -> bool:
+        """ "how many papers study X?": a count of the store's papers on a topic (rag.trend), not of a number the
+        papers give ("how many baselines …?")."""
+        return self.counts is not None and _PAPERS.fullmatch(self.counts) is not None
 
     @property
     def decisions(self) -> tuple[str, ...] | None:

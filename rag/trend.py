@@ -25,6 +25,7 @@ from .lexical import get_index
 from .query import within_facets
 from .retrieval import fuse
 from .terms import topic_words
+from .types import Answer
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -138,3 +139,24 @@ def _papers_by_year(index) -> dict[int, int]:
     for paper_id, year in zip(index.paper_ids, index.years.tolist(), strict=True):
         years.setdefault(paper_id, int(year))
     return dict(sorted(Counter(y for y in years.values() if y > 0).items()))
+
+
+def count_answer(counted: Trend, query: Query, shown: int, backend: str, started: float) -> Answer:
+    """ "how many papers study X?" answered with the count (never an LLM's: a model does not count), by year,
+    citing the `shown` most relevant members."""
+    import time
+
+    cited = counted.members[:shown]
+    if not counted.members:
+        text = f"No paper in the store is on \u201c{counted.topic}\u201d ({counted.judged} candidates judged)."
+    else:
+        bound = "" if counted.complete else "at least "
+        years = ", ".join(f"{year}: {n}" for year, n in counted.by_year.items())
+        noun = "paper in the store is" if counted.count == 1 else "papers in the store are"
+        first = f"{bound}{counted.count} {noun} on \u201c{counted.topic}\u201d ({years})."
+        lines = [first[0].upper() + first[1:]]
+        lines.append("The most relevant:" if len(cited) < counted.count else "They are:")
+        lines += [f"- {source.label} [{source.id}]" for source in cited]
+        text = "\n".join(lines)
+    timings = {"total": (time.perf_counter() - started) * 1000}
+    return Answer(query, text, [s.id for s in cited], cited, not counted.members, backend, [], timings, None)

@@ -43,3 +43,24 @@ def test_a_year_filter_counts_what_the_whole_count_gives_that_year(pipeline):
 def test_a_topic_no_paper_holds_counts_none(pipeline):
     counted = trend(pipeline, parse("neural decoders for quantum error correction"))
     assert counted.count == 0 and counted.by_year == {}
+
+
+def test_asking_how_many_papers_answers_with_the_count_citing_the_members(seed_store_dir):
+    from rag.api import Papers
+
+    papers = Papers(store=seed_store_dir)
+    answer = papers.ask("how many papers study machine unlearning?")
+    assert answer.answer.startswith("3 papers in the store are on \u201cmachine unlearning\u201d (2026: 3).")
+    assert set(answer.citations) == UNLEARNING and not answer.abstained
+    assert all(f"[{pid}]" in answer.answer for pid in UNLEARNING)
+    one = papers.ask("how many ICLR 2025 papers are on multi-view clustering?")
+    assert one.answer.startswith("1 paper in the store is on") and one.citations == ["004-05"]
+    none = papers.ask("how many works study neural decoders for quantum error correction?")
+    assert none.abstained and none.answer.startswith("No paper in the store is on") and not none.citations
+
+
+def test_a_count_of_something_papers_give_is_not_a_count_of_papers(seed_store_dir):
+    from rag.api import Papers
+
+    answer = Papers(store=seed_store_dir).ask("how many baselines does PURGE compare against?")
+    assert "in the store are on" not in answer.answer and "baselines" in answer.answer
