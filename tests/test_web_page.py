@@ -167,6 +167,14 @@ def test_a_deep_link_streams_a_cited_answer_and_a_chip_opens_the_quoted_paper(se
     assert not re.search(r"\[\s*\d{3}-\d{2}", answer.text), answer.text
     assert turn.find_elements(By.CSS_SELECTOR, ".answer li"), "the listed papers render as list items"
     assert "%" in turn.find_element(By.CSS_SELECTOR, '.sources li[data-id="001-02"]').text  # its relevance
+    # Each source's bar is as long as its relevance (a `style` attribute would be blocked by the page's CSP).
+    bars = browser.execute_script(
+        "return [...arguments[0].querySelectorAll('.sources .score-bar')].map("
+        "(bar) => bar.firstChild.getBoundingClientRect().width / bar.getBoundingClientRect().width)",
+        turn,
+    )
+    shown = [float(s.text.rstrip("%")) / 100 for s in turn.find_elements(By.CSS_SELECTOR, ".sources .score-value")]
+    assert bars == pytest.approx(shown, abs=0.02) and min(bars) < 0.9, (bars, shown)
     timings = turn.find_element(By.CSS_SELECTOR, ".timings").text
     assert "First text" in timings and "Server: retrieve" in timings, timings
     # The address bar is the question's shareable link.

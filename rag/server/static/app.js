@@ -39,6 +39,8 @@ function el(tag, attrs = {}, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (name === "class") node.className = value;
     else if (name === "dataset") Object.assign(node.dataset, value);
+    // Through the CSSOM: the page's Content-Security-Policy (style-src 'self') blocks a `style` attribute.
+    else if (name === "style") node.style.cssText = value;
     else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : value);
   }
