@@ -318,6 +318,71 @@ def test_a_chip_links_out_to_the_paper_and_the_decision_filter_changes_the_sourc
     assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query)["status"] == ["oral"]
 
 
+MULTI_VIEW = "which papers study multi-view clustering?"
+OTHER_MULTI_VIEW = {"002-05", "002-06", "004-05"}  # the seeds' multi-view clustering papers besides 000-02
+
+
+def open_source(driver, turn, paper_id: str):
+    """Click the source row of `paper_id` in `turn`; the panel, once its abstract has loaded."""
+    row = turn.find_element(By.CSS_SELECTOR, f'.sources li[data-id="{paper_id}"] .source-open')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+    panel = driver.find_element(By.ID, "paper-panel")
+    WebDriverWait(driver, 30).until(lambda d: paper_id in d.find_element(By.ID, "panel-meta").text)
+    WebDriverWait(driver, 30).until(
+        lambda d: not panel.find_elements(By.CSS_SELECTOR, ".panel-abstract .panel-loading")
+    )
+    return panel
+
+
+def papers_like_this(driver) -> list:
+    """Click "Papers like this" in the open panel; the listed papers, once they came."""
+    section = driver.find_element(By.ID, "panel-similar")
+    driver.find_element(By.ID, "similar-button").click()
+    WebDriverWait(driver, 60).until(lambda d: section.get_attribute("data-done"))
+    assert section.get_attribute("data-done") == "true", section.text
+    return section.find_elements(By.CSS_SELECTOR, "li.similar")
+
+
+def test_papers_like_this_lists_the_closest_papers_with_their_shared_words_and_keeps_the_filters(server, browser):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, MULTI_VIEW)
+    turn = wait_answered(browser, 1)
+    panel = open_source(browser, turn, "000-02")
+
+    items = papers_like_this(browser)
+    ids = [item.get_attribute("data-id") for item in items]
+    assert len(ids) == 5 and "000-02" not in ids and set(ids[:3]) == OTHER_MULTI_VIEW, ids
+    for item in items:  # its label links out to its page, in a new tab; its closeness beside it
+        link = item.find_element(By.CSS_SELECTOR, "a.similar-link")
+        assert link.get_attribute("href").startswith("https://openreview.net/forum?id=")
+        assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+        assert re.fullmatch(r"0\.\d\d", item.find_element(By.CSS_SELECTOR, ".similar-score").text)
+    # The first overlap: a sentence of 000-02 and one of the similar paper, the words they share marked in both.
+    sentences = items[0].find_elements(By.CSS_SELECTOR, ".overlap p")
+    assert len(sentences) == 2 and sentences[0].text.startswith("This paper")
+    for sentence in sentences:
+        marked = {mark.text.lower() for mark in sentence.find_elements(By.TAG_NAME, "mark")}
+        assert {"multi-view", "clustering"} <= marked, (marked, sentence.text)
+
+    # A decision chosen in the composer applies: only spotlight papers are listed.
+    Select(browser.find_element(By.ID, "status")).select_by_value("spotlight")
+    spotlight = papers_like_this(browser)
+    assert {item.get_attribute("data-id") for item in spotlight} == {"004-03", "004-05", "004-19"}
+    assert all("spotlight" in item.find_element(By.CSS_SELECTOR, ".similar-meta").text for item in spotlight)
+    assert "spotlight" in browser.find_element(By.CSS_SELECTOR, "#panel-similar h3").text.lower()
+
+    # Clicking one's id opens it in the panel, its own "Papers like this" not yet asked.
+    browser.find_element(By.CSS_SELECTOR, '#panel-similar .similar-open[data-id="004-05"]').click()
+    WebDriverWait(browser, 30).until(lambda d: "004-05" in d.find_element(By.ID, "panel-meta").text)
+    WebDriverWait(browser, 30).until(
+        lambda d: panel.find_elements(By.CSS_SELECTOR, ".panel-abstract p:not(.panel-loading)")
+    )
+    assert "multi-view" in panel.find_element(By.ID, "panel-abstract").text.lower()
+    assert not browser.find_element(By.ID, "panel-similar").is_displayed()
+    browser.find_element(By.ID, "panel-close").click()
+
+
 def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):
     with running_server(seed_store_dir, RAG_SERVE_TOKEN=TOKEN) as guarded:
         fresh_page(browser, guarded.url)

@@ -6,6 +6,8 @@
  *                                      statuses: [{status, papers}]}
  *   POST /api/ask/stream           -> Server-Sent Events: query, sources, text*, warning*, answer | error
  *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
+ *   GET  /api/similar?id=&k=&year=&venue=&area=&status=
+ *                                  -> {of, papers: [source + {overlaps: [{yours, theirs, shared}]}]}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -14,6 +16,7 @@ const STORAGE_KEY = "rag-papers:conversation";
 const TOKEN_KEY = "rag-papers:token";
 const HISTORY_TURNS = 3; // follow-ups need only the last few exchanges (the chat remembers as many)
 const DEFAULT_K = 5;
+const SIMILAR_K = 5; // papers listed under "Papers like this"
 // One paper id inside a citation group: "001-02", or any store's id without spaces or brackets.
 const ID_PATTERN = /^[A-Za-z0-9][\w.:/-]*$/;
 const CITATION_GROUP = /\[([^[\]\n]{1,300})\]/g;
@@ -168,6 +171,13 @@ async function getJson(path) {
   const response = await apiFetch(path);
   if (!response.ok) throw new Error(await errorMessage(response));
   return response.json();
+}
+
+/** The filters chosen in the composer (year, venue, area, decision) as query parameters, for the GET calls. */
+function filterParams(filters = currentFilters()) {
+  const params = new URLSearchParams();
+  for (const name of ["year", "venue", "area", "status"]) if (filters[name]) params.set(name, filters[name]);
+  return params;
 }
 
 /** A paper, fetched at most once (the panel opens the same papers again and again). */
@@ -723,7 +733,10 @@ async function openPaper(id, view, trigger) {
   $("#panel-keywords").replaceChildren();
   $("#panel-note").textContent = "";
   $("#panel-abstract").replaceChildren(el("p", { class: "panel-loading" }, "Loading the abstract…"));
+  panel.dataset.id = id;
+  resetSimilar();
   panel.hidden = false;
+  panel.scrollTop = 0;
   document.body.classList.add("panel-open");
   $("#panel-close").focus({ preventScroll: true });
   try {
@@ -762,6 +775,114 @@ function fillPanel(paper, view, source) {
     abstract.append(marks[i] ? el("mark", {}, sentence) : sentence);
   });
   $("#panel-abstract").replaceChildren(abstract);
+}
+
+// -- papers like this (in the panel) ---------------------------------------------------------------------
+
+function resetSimilar() {
+  const box = $("#panel-similar");
+  box.replaceChildren();
+  box.hidden = true;
+  delete box.dataset.done;
+  $("#similar-button").disabled = false;
+}
+
+/** The papers closest to the panel's paper (the composer's filters applied), each with the sentences that make it
+ * close; clicking one's id opens it here. */
+async function showSimilar() {
+  const id = $("#paper-panel").dataset.id;
+  if (!id) return;
+  const request = panelRequest; // opening another paper (or closing) makes this answer stale
+  const filters = currentFilters();
+  const box = $("#panel-similar");
+  const button = $("#similar-button");
+  button.disabled = true;
+  delete box.dataset.done;
+  box.hidden = false;
+  box.replaceChildren(el("p", { class: "panel-loading" }, "Finding papers like this…"));
+  const params = filterParams(filters);
+  params.set("id", id);
+  params.set("k", String(SIMILAR_K));
+  try {
+    const data = await getJson(`/api/similar?${params}`);
+    if (request !== panelRequest) return;
+    renderSimilar(box, id, data.papers || [], filters);
+    box.dataset.done = "true";
+  } catch (error) {
+    if (request !== panelRequest) return;
+    box.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    box.dataset.done = "error";
+  } finally {
+    if (request === panelRequest) button.disabled = false;
+  }
+}
+
+function renderSimilar(box, id, papers, filters) {
+  const scope = describeFilters({ ...filters, k: null });
+  const heading = el("h3", { class: "sources-heading" }, `Papers like ${id}${scope ? ` · ${scope}` : ""}`);
+  if (!papers.length) {
+    box.replaceChildren(heading, el("p", { class: "panel-note" }, "No paper like this among the papers filtered."));
+    return;
+  }
+  const note = el("p", { class: "panel-note" }, "Closeness 0–1; marked: the topic words the two sentences share.");
+  box.replaceChildren(heading, note, el("ol", { class: "similar-list" }, ...papers.map(similarItem)));
+}
+
+function similarItem(paper) {
+  const url = paperUrl(paper);
+  const label = paperLabel(paper);
+  const overlap = (paper.overlaps || [])[0];
+  const closeness = typeof paper.score === "number" ? paper.score.toFixed(2) : "";
+  return el(
+    "li",
+    { class: "similar", dataset: { id: paper.id } },
+    el(
+      "div",
+      { class: "similar-head" },
+      el(
+        "button",
+        { type: "button", class: "chip similar-open", dataset: { id: paper.id }, "aria-label": `Open ${paper.id}` },
+        paper.id,
+      ),
+      url ? paperLink(url, paper.id, label, "similar-link") : el("span", { class: "similar-label" }, label),
+      el("span", { class: "similar-score", title: "closeness (mean best-chunk cosine)" }, closeness),
+    ),
+    el("p", { class: "similar-meta" }, whereFrom(paper)),
+    overlap
+      ? el(
+          "div",
+          { class: "overlap" },
+          el("p", {}, el("span", { class: "overlap-who" }, "This paper"), " ", ...markShared(overlap.yours, overlap.shared)),
+          el("p", {}, el("span", { class: "overlap-who" }, paper.id), " ", ...markShared(overlap.theirs, overlap.shared)),
+        )
+      : null,
+  );
+}
+
+const WORD = /[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu;
+
+/** `sentence` as text and <mark>s: the words it shares with `shared` (the server gives them as one sentence writes
+ * them, so "clusters" in one and "clustering" in the other are matched by their common stem). */
+function markShared(sentence, shared) {
+  const words = (shared || []).map((word) => word.toLowerCase());
+  const parts = [];
+  let last = 0;
+  for (const match of (sentence || "").matchAll(WORD)) {
+    const word = match[0].toLowerCase();
+    if (!words.some((other) => sameStem(word, other))) continue;
+    parts.push(sentence.slice(last, match.index), el("mark", {}, match[0]));
+    last = match.index + match[0].length;
+  }
+  parts.push((sentence || "").slice(last));
+  return parts;
+}
+
+function sameStem(a, b) {
+  if (a === b) return true;
+  const shorter = Math.min(a.length, b.length);
+  let common = 0;
+  while (common < shorter && a[common] === b[common]) common++;
+  return common >= 4 && common >= shorter - 3;
 }
 
 function closePanel() {
@@ -928,6 +1049,11 @@ function wireEvents() {
   $("#new-conversation").addEventListener("click", newConversation);
   $("#token-form").addEventListener("submit", saveToken);
   $("#panel-close").addEventListener("click", closePanel);
+  $("#similar-button").addEventListener("click", showSimilar);
+  $("#panel-similar").addEventListener("click", (event) => {
+    const target = event.target.closest(".similar-open[data-id]");
+    if (target) openPaper(target.dataset.id, null, panelTrigger); // focus still goes back to the first chip
+  });
   for (const example of document.querySelectorAll(".example")) {
     example.addEventListener("click", () => ask(example.textContent));
   }
