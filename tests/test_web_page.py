@@ -383,6 +383,52 @@ def test_papers_like_this_lists_the_closest_papers_with_their_shared_words_and_k
     browser.find_element(By.ID, "panel-close").click()
 
 
+def copy_bibtex(driver, turn, expect: str):
+    """Click the turn's "Copy BibTeX"; its feedback once it starts with `expect`."""
+    status = turn.find_element(By.CSS_SELECTOR, ".copy-status")
+    button = turn.find_element(By.CSS_SELECTOR, "button.copy-bibtex")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    WebDriverWait(driver, 30).until(lambda d: status.text.startswith(expect))
+    return status.text
+
+
+def bibtex_notes(text: str) -> list[str]:
+    """The paper id of each BibTeX entry (the note starts "id 001-02"), parsed by bibtexparser."""
+    import bibtexparser
+
+    entries = bibtexparser.loads(text).entries
+    assert all(entry["url"].startswith("https://openreview.net/forum?id=") for entry in entries), entries
+    return [entry["note"].split(";")[0].removeprefix("id ") for entry in entries]
+
+
+def test_copy_bibtex_puts_the_cited_papers_on_the_clipboard_or_in_a_box_to_copy(server, browser):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, UNLEARNING)
+    turn = wait_answered(browser, 1)
+    cited = browser.execute_script("return state.turns[0].answer.citations")
+    assert "001-02" in cited and len(cited) >= 2
+
+    # A clipboard the test can read back (headless Chromium's own needs a focused window and a permission).
+    browser.execute_script(
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true, value: "
+        "{writeText: async (text) => { window.copied = text; }}})"
+    )
+    assert copy_bibtex(browser, turn, "Copied") == f"Copied {len(cited)} BibTeX entries"
+    assert bibtex_notes(browser.execute_script("return window.copied")) == cited
+    assert not turn.find_element(By.CSS_SELECTOR, ".copy-fallback").is_displayed()
+
+    # No clipboard (a page served over plain http from another host): the entries in a box, selected, to copy.
+    browser.execute_script("Object.defineProperty(navigator, 'clipboard', {configurable: true, value: undefined})")
+    assert copy_bibtex(browser, turn, f"{len(cited)} BibTeX entries") == f"{len(cited)} BibTeX entries below"
+    box = turn.find_element(By.CSS_SELECTOR, ".copy-fallback textarea")
+    assert box.is_displayed() and bibtex_notes(box.get_attribute("value")) == cited
+    selected = browser.execute_script(
+        "const b = arguments[0]; return b.value.slice(b.selectionStart, b.selectionEnd)", box
+    )
+    assert selected == box.get_attribute("value")
+
+
 def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):
     with running_server(seed_store_dir, RAG_SERVE_TOKEN=TOKEN) as guarded:
         fresh_page(browser, guarded.url)

@@ -8,6 +8,7 @@
  *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
  *   GET  /api/similar?id=&k=&year=&venue=&area=&status=
  *                                  -> {of, papers: [source + {overlaps: [{yours, theirs, shared}]}]}
+ *   GET  /api/export?ids=ID1,ID2&format=bibtex   -> the papers' BibTeX, as text
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -173,6 +174,12 @@ async function getJson(path) {
   return response.json();
 }
 
+async function getText(path) {
+  const response = await apiFetch(path);
+  if (!response.ok) throw new Error(await errorMessage(response));
+  return response.text();
+}
+
 /** The filters chosen in the composer (year, venue, area, decision) as query parameters, for the GET calls. */
 function filterParams(filters = currentFilters()) {
   const params = new URLSearchParams();
@@ -325,6 +332,7 @@ class TurnView {
     this.sourcesList = el("ol", { class: "sources" });
     this.sourcesBlock = el("section", { class: "sources-block", hidden: true }, this.sourcesHeading, this.sourcesList);
     this.timings = el("p", { class: "timings", hidden: true });
+    this.actions = el("div", { class: "turn-actions", hidden: true });
     const filters = describeFilters(turn.filters);
     this.root = el(
       "article",
@@ -345,6 +353,7 @@ class TurnView {
         this.error,
         this.warnings,
         this.sourcesBlock,
+        this.actions,
         this.timings,
       ),
     );
@@ -412,6 +421,11 @@ class TurnView {
       this.root.classList.add("is-abstained");
     }
     this.showTimings(answer, timings);
+    const cited = answer.citations || [];
+    if (cited.length) {
+      this.actions.replaceChildren(...copyBibtexControls(cited, "the cited papers"));
+      this.actions.hidden = false;
+    }
     this.done("true");
   }
 
@@ -444,6 +458,57 @@ class TurnView {
     this.body.hidden = !this.text;
     // The test (and anything scripting the page) waits on this attribute: "true", or "error".
     this.root.dataset.done = value;
+  }
+}
+
+// -- copy BibTeX ------------------------------------------------------------------------------------------
+
+/** A "Copy BibTeX" button for the papers `ids`, its feedback, and the box the text is shown in when the browser
+ * keeps the clipboard from the page (no secure context, permission refused). */
+function copyBibtexControls(ids, what) {
+  const status = el("span", { class: "copy-status", role: "status" });
+  const fallback = el("div", { class: "copy-fallback", hidden: true });
+  const button = el(
+    "button",
+    { type: "button", class: "button small copy-bibtex", title: `BibTeX for ${what} (${ids.length})` },
+    "Copy BibTeX",
+  );
+  button.addEventListener("click", () => copyBibtex(ids, button, status, fallback));
+  return [button, status, fallback];
+}
+
+async function copyBibtex(ids, button, status, fallback) {
+  button.disabled = true;
+  status.classList.remove("copy-error");
+  status.textContent = "Fetching BibTeX…";
+  fallback.hidden = true;
+  const entries = `${ids.length} BibTeX entr${ids.length === 1 ? "y" : "ies"}`;
+  try {
+    const text = await getText(`/api/export?${new URLSearchParams({ ids: ids.join(","), format: "bibtex" })}`);
+    try {
+      if (!navigator.clipboard || !navigator.clipboard.writeText) throw new Error("no clipboard here");
+      await navigator.clipboard.writeText(text);
+      status.textContent = `Copied ${entries}`;
+    } catch {
+      const box = el("textarea", {
+        class: "copy-text",
+        readonly: true,
+        spellcheck: "false",
+        rows: String(Math.min(12, text.split("\n").length)),
+        "aria-label": entries,
+      });
+      box.value = text;
+      fallback.replaceChildren(el("p", {}, "This browser keeps the clipboard from the page: copy them from here."), box);
+      fallback.hidden = false;
+      status.textContent = `${entries} below`;
+      box.focus({ preventScroll: true });
+      box.select();
+    }
+  } catch (error) {
+    status.textContent = error.message;
+    status.classList.add("copy-error");
+  } finally {
+    button.disabled = false;
   }
 }
 
