@@ -173,7 +173,7 @@ def test_export_writes_the_papers_in_the_order_given(http):
         ({"ids": PURGE, "format": "docx"}, 400, "unknown format 'docx': use one of bibtex, markdown, csv"),
         ({"ids": " , ", "format": "bibtex"}, 400, "name at least one paper"),
         ({"format": "bibtex"}, 422, "ids is required"),
-        ({"ids": ",".join(f"p{i}" for i in range(201))}, 400, "at most 200"),
+        ({"ids": ",".join(f"p{i}" for i in range(301))}, 400, "at most 300"),
     ],
 )
 def test_export_refuses_in_one_line(http, params, status, says):

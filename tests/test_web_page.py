@@ -383,6 +383,64 @@ def test_papers_like_this_lists_the_closest_papers_with_their_shared_words_and_k
     browser.find_element(By.ID, "panel-close").click()
 
 
+def year_bars(turn) -> list[tuple[int, int, float]]:
+    """The count's bars: (year, papers, drawn height) each."""
+    return [
+        (
+            int(bar.get_attribute("data-year")),
+            int(bar.get_attribute("data-papers")),
+            float(bar.find_element(By.TAG_NAME, "rect").get_attribute("height")),
+        )
+        for bar in turn.find_elements(By.CSS_SELECTOR, "svg.year-chart .year-bar")
+    ]
+
+
+def test_a_how_many_papers_question_is_counted_and_drawn_by_year_and_the_decision_filter_applies(server, browser):
+    fresh_page(browser, server.url)
+    WebDriverWait(browser, 30).until(lambda d: "95 papers" in d.find_element(By.ID, "store-info").text)
+    question = "how many papers study multi-view clustering?"
+    browser.find_element(By.ID, "question").send_keys(question, Keys.ENTER)
+    turn = wait_answered(browser, 1)
+    assert "4 papers on" in turn.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert "multi-view clustering" in turn.find_element(By.CSS_SELECTOR, ".parsed-query").text
+    (y2025, n2025, h2025), (y2026, n2026, h2026) = year_bars(turn)
+    assert (y2025, n2025, y2026, n2026) == (2025, 1, 2026, 3) and h2026 == pytest.approx(3 * h2025, rel=0.05)
+    assert "2026: 3 papers of the store's 76" in browser.execute_script(
+        "return arguments[0].querySelector('.year-bar[data-year=\"2026\"] title').textContent", turn
+    )
+    decisions = turn.find_elements(By.CSS_SELECTOR, ".count-facet")[0].text.split("\n")
+    assert decisions[1:] == ["poster", "3", "spotlight", "1"], decisions
+    assert set(source_ids(turn)) == {"000-02", *OTHER_MULTI_VIEW}
+    panel = open_source(browser, turn, "004-05")  # a paper counted opens in the panel
+    assert "relevance" in browser.find_element(By.ID, "panel-meta").text
+    browser.find_element(By.ID, "panel-close").click()
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+    # The decision filter: only the spotlight paper is counted.
+    Select(browser.find_element(By.ID, "status")).select_by_value("spotlight")
+    browser.find_element(By.ID, "question").send_keys(question, Keys.ENTER)
+    spotlight = wait_answered(browser, 2)
+    assert "1 paper on" in spotlight.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert source_ids(spotlight) == ["004-05"] and [b[:2] for b in year_bars(spotlight)] == [(2025, 1)]
+    assert "spotlight" in spotlight.find_element(By.CSS_SELECTOR, ".turn-filters").text
+
+    # Count beside Ask counts a bare topic; a reload draws the counts again.
+    Select(browser.find_element(By.ID, "status")).select_by_value("")
+    browser.find_element(By.ID, "question").send_keys("unlearning")
+    browser.find_element(By.ID, "count").click()
+    topic = wait_answered(browser, 3)
+    assert "3 papers on" in topic.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert [b[:2] for b in year_bars(topic)] == [(2026, 3)]
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query) == {
+        "q": ["unlearning"],
+        "count": ["1"],
+    }
+    browser.refresh()
+    WebDriverWait(browser, 30).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".turn[data-done]")) == 3)
+    time.sleep(0.5)  # a deep link would have started its turn by now
+    assert len(turns(browser)) == 3 and [b[:2] for b in year_bars(turns(browser)[0])] == [(2025, 1), (2026, 3)]
+
+
 def copy_bibtex(driver, turn, expect: str):
     """Click the turn's "Copy BibTeX"; its feedback once it starts with `expect`."""
     status = turn.find_element(By.CSS_SELECTOR, ".copy-status")

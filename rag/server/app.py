@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STATIC = FilePath(__file__).parent / "static"
-MAX_EXPORT_IDS = 200  # papers one /api/export names: a reference list, not the store
+MAX_EXPORT_IDS = 300  # papers one /api/export names: a reference list, or a count's members (rag.trend reads 300)
 
 
 # -- the body limit -----------------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
 
     @api.get("/export", response_model=None)
     def export_papers(
-        ids: Annotated[str, Query(max_length=MAX_EXPORT_IDS * 201, description="paper ids, comma-separated")],
+        ids: Annotated[str, Query(max_length=16_000, description="paper ids, comma-separated")],
         fmt: FormatParam,
     ) -> Response:
         wanted = list(dict.fromkeys(i.strip() for i in ids.split(",") if i.strip()))  # in order, each once

@@ -9,6 +9,9 @@
  *   GET  /api/similar?id=&k=&year=&venue=&area=&status=
  *                                  -> {of, papers: [source + {overlaps: [{yours, theirs, shared}]}]}
  *   GET  /api/export?ids=ID1,ID2&format=bibtex   -> the papers' BibTeX, as text
+ *   GET  /api/trend?topic=&year=&venue=&area=&status=
+ *                                  -> {topic, count, complete, judged, by_year: [{year, papers, of, share}],
+ *                                      by_area: [{area, papers}], by_status: [{status, papers}], members, sample}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -18,6 +21,8 @@ const TOKEN_KEY = "rag-papers:token";
 const HISTORY_TURNS = 3; // follow-ups need only the last few exchanges (the chat remembers as many)
 const DEFAULT_K = 5;
 const SIMILAR_K = 5; // papers listed under "Papers like this"
+// A question counted rather than answered (the Count button counts any topic): /api/trend, drawn by year.
+const COUNT_QUESTION = /^\s*how\s+many\s+papers\b/i;
 // One paper id inside a citation group: "001-02", or any store's id without spaces or brackets.
 const ID_PATTERN = /^[A-Za-z0-9][\w.:/-]*$/;
 const CITATION_GROUP = /\[([^[\]\n]{1,300})\]/g;
@@ -26,7 +31,7 @@ const $ = (selector, root = document) => root.querySelector(selector);
 
 /** Conversation state: `turns` is what sessionStorage keeps, so a reload renders the same answers. */
 const state = {
-  turns: [], // {question, filters, described, answer, error, warnings, timings}
+  turns: [], // {question, filters, described, answer, error, warnings, timings}, or {kind: "count", trend, …}
   views: [], // the TurnView of each turn, same order
   busy: false,
   controller: null, // aborts the answer in flight ("New conversation")
@@ -333,17 +338,10 @@ class TurnView {
     this.sourcesBlock = el("section", { class: "sources-block", hidden: true }, this.sourcesHeading, this.sourcesList);
     this.timings = el("p", { class: "timings", hidden: true });
     this.actions = el("div", { class: "turn-actions", hidden: true });
-    const filters = describeFilters(turn.filters);
     this.root = el(
       "article",
       { class: "turn" },
-      el(
-        "header",
-        { class: "turn-question" },
-        el("p", { class: "question-text" }, turn.question),
-        filters ? el("p", { class: "turn-filters" }, filters) : null,
-        this.parsed,
-      ),
+      turnHeader(turn, this.parsed),
       el(
         "div",
         { class: "turn-answer" },
@@ -461,6 +459,180 @@ class TurnView {
   }
 }
 
+/** A turn's question, the filters it was asked with, and the line saying how it was read. */
+function turnHeader(turn, parsed) {
+  const filters = describeFilters(turn.filters);
+  return el(
+    "header",
+    { class: "turn-question" },
+    el("p", { class: "question-text" }, turn.question),
+    filters ? el("p", { class: "turn-filters" }, filters) : null,
+    parsed,
+  );
+}
+
+// -- one counted topic ----------------------------------------------------------------------------------
+
+/** A "how many papers …?" turn: the count (or its lower bound), papers by year as bars, by decision and by area,
+ * and the first papers counted as sources that open in the panel. */
+class CountView {
+  constructor(turn) {
+    this.turn = turn;
+    this.sources = new Map(); // the sample: the panel reads a source's relevance from here
+    this.quoted = null;
+    this.parsed = el("p", { class: "parsed-query", hidden: true });
+    const spinner = el("span", { class: "spinner", "aria-hidden": "true" });
+    this.status = el("p", { class: "answer-status" }, spinner, el("span", {}, "Counting the papers on this topic…"));
+    this.error = el("p", { class: "error", role: "alert", hidden: true });
+    this.body = el("div", { class: "count", hidden: true });
+    this.root = el(
+      "article",
+      { class: "turn count-turn" },
+      turnHeader(turn, this.parsed),
+      el("div", { class: "turn-answer" }, this.status, this.error, this.body),
+    );
+  }
+
+  finish(trend) {
+    const n = trend.count || 0;
+    const topic = trend.topic || this.turn.question;
+    this.parsed.textContent = `counting: ${topic}`;
+    this.parsed.hidden = false;
+    const sample = trend.sample || [];
+    this.sources = new Map(sample.map((source) => [source.id, source]));
+    const number = trend.complete ? String(n) : `at least ${n}`;
+    const headline = n
+      ? el(
+          "p",
+          { class: "count-headline" },
+          el("strong", { class: "count-number" }, number),
+          ` paper${n === 1 ? "" : "s"} on `,
+          el("q", {}, topic),
+        )
+      : el("p", { class: "count-headline" }, "No paper in the store is on ", el("q", {}, topic));
+    const note = trend.complete
+      ? `Each of the ${trend.judged} papers closest to the topic was judged on its own; these pass.`
+      : `Papers counted reach the last of the ${trend.judged} closest papers judged: more may lie deeper.`;
+    const facets = el(
+      "div",
+      { class: "count-facets" },
+      facetList("By decision", trend.by_status || [], "status"),
+      facetList("By area", trend.by_area || [], "area"),
+    );
+    const heading = sample.length < n ? `Papers counted: the first ${sample.length} of ${n}` : "Papers counted";
+    const samples = sample.length
+      ? el(
+          "section",
+          { class: "sources-block" },
+          el("h3", { class: "sources-heading" }, heading),
+          el("ol", { class: "sources" }, ...sample.map((source) => sourceItem(source, false))),
+        )
+      : null;
+    const members = trend.members || [];
+    const actions = members.length
+      ? el("div", { class: "turn-actions" }, ...copyBibtexControls(members, "the papers counted"))
+      : null;
+    this.body.replaceChildren(
+      headline,
+      el("p", { class: "count-note" }, note),
+      n ? yearChart(trend.by_year || []) : null,
+      n ? facets : null,
+      samples,
+      actions,
+    );
+    this.body.hidden = false;
+    this.done("true");
+  }
+
+  fail(message) {
+    this.error.textContent = message;
+    this.error.hidden = false;
+    this.done("error");
+  }
+
+  done(value) {
+    this.status.hidden = true;
+    this.root.dataset.done = value;
+  }
+}
+
+function facetList(title, items, key) {
+  if (!items.length) return null;
+  return el(
+    "div",
+    { class: "count-facet" },
+    el("h4", {}, title),
+    el(
+      "ul",
+      {},
+      ...items.map((item) =>
+        el(
+          "li",
+          {},
+          el("span", { class: "facet-name" }, String(item[key])),
+          el("span", { class: "facet-count" }, String(item.papers)),
+        ),
+      ),
+    ),
+  );
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  node.append(...children);
+  return node;
+}
+
+/** Papers by year as an inline SVG bar chart, a year without any drawn as 0 between the first and the last;
+ * under each year its share of the store's papers of that year, when the server knows it (an unfiltered count). */
+function yearChart(byYear) {
+  const known = new Map(byYear.filter((row) => Number.isInteger(row.year)).map((row) => [row.year, row]));
+  const years = [...known.keys()].sort((a, b) => a - b);
+  if (!years.length) return null;
+  const rows = [];
+  for (let year = years[0]; year <= years[years.length - 1]; year++) {
+    rows.push(known.get(year) || { year, papers: 0, of: null, share: null });
+  }
+  const most = Math.max(1, ...rows.map((row) => row.papers));
+  const [bar, gap, top, plot, foot] = [44, 22, 22, 110, 40];
+  const width = gap + rows.length * (bar + gap);
+  const height = top + plot + foot;
+  const said = rows.map((row) => `${row.year}: ${row.papers}`).join(", ");
+  const chart = svg("svg", {
+    class: "year-chart",
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    "aria-label": `Papers by year: ${said}`,
+  });
+  chart.append(svg("line", { class: "chart-axis", x1: gap / 2, x2: width - gap / 2, y1: top + plot, y2: top + plot }));
+  rows.forEach((row, i) => {
+    const x = gap + i * (bar + gap);
+    const h = row.papers ? Math.max(3, Math.round((plot * row.papers) / most)) : 0;
+    const share = typeof row.share === "number" ? `${(row.share * 100).toFixed(1)}%` : "";
+    const of = row.of ? ` of the store's ${row.of}` : "";
+    const said = `${row.year}: ${row.papers} paper${row.papers === 1 ? "" : "s"}${of}${share ? ` (${share})` : ""}`;
+    const middle = { x: x + bar / 2, "text-anchor": "middle" };
+    chart.append(
+      svg(
+        "g",
+        { class: "year-bar", "data-year": row.year, "data-papers": row.papers },
+        svg("title", {}, said),
+        svg("rect", { x, y: top + plot - h, width: bar, height: h, rx: 3 }),
+        svg("text", { class: "bar-value", ...middle, y: top + plot - h - 6 }, String(row.papers)),
+        svg("text", { class: "bar-year", ...middle, y: top + plot + 16 }, String(row.year)),
+        share ? svg("text", { class: "bar-share", ...middle, y: top + plot + 32 }, share) : "",
+      ),
+    );
+  });
+  const caption = "Papers by year (under each year: its share of the store's papers of that year)";
+  return el("figure", { class: "year-figure" }, chart, el("figcaption", {}, caption));
+}
+
 // -- copy BibTeX ------------------------------------------------------------------------------------------
 
 /** A "Copy BibTeX" button for the papers `ids`, its feedback, and the box the text is shown in when the browser
@@ -498,7 +670,8 @@ async function copyBibtex(ids, button, status, fallback) {
         "aria-label": entries,
       });
       box.value = text;
-      fallback.replaceChildren(el("p", {}, "This browser keeps the clipboard from the page: copy them from here."), box);
+      const why = "This browser keeps the clipboard from the page: copy them from here.";
+      fallback.replaceChildren(el("p", {}, why), box);
       fallback.hidden = false;
       status.textContent = `${entries} below`;
       box.focus({ preventScroll: true });
@@ -586,7 +759,7 @@ function conversationHistory() {
 }
 
 function addTurn(turn) {
-  const view = new TurnView(turn);
+  const view = turn.kind === "count" ? new CountView(turn) : new TurnView(turn);
   state.turns.push(turn);
   state.views.push(view);
   $("#conversation").append(view.root);
@@ -632,7 +805,7 @@ async function ask(question, filters = currentFilters()) {
     if (!turn.answer && !turn.error) throw new Error("The answer stopped before it finished (the connection closed).");
   } catch (error) {
     if (controller.signal.aborted) return; // "New conversation": the turn is gone already
-    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn };
+    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn, kind: "ask" };
     turn.error = error instanceof TypeError ? `Could not reach the server (${error.message}).` : error.message;
     const follow = nearBottom();
     view.fail(turn.error);
@@ -643,6 +816,42 @@ async function ask(question, filters = currentFilters()) {
       setBusy(false);
       saveConversation();
     }
+  }
+}
+
+/** Count the papers on the question's topic (GET /api/trend, the filters applied) as a turn of its own. */
+async function count(question, filters = currentFilters()) {
+  question = question.trim();
+  if (!question || state.busy) return;
+  filters = { ...filters, k: null }; // a count reads the whole store, not k sources
+  const turn = { kind: "count", question, filters, trend: null, error: null };
+  const view = addTurn(turn);
+  setBusy(true, "Counting…");
+  updateUrl(question, filters, !COUNT_QUESTION.test(question));
+  scrollToBottom();
+  const controller = new AbortController();
+  state.controller = controller;
+  const params = filterParams(filters);
+  params.set("topic", question);
+  try {
+    const response = await apiFetch(`/api/trend?${params}`, { signal: controller.signal });
+    if (!response.ok) throw new Error(await errorMessage(response));
+    turn.trend = await response.json();
+    view.finish(turn.trend);
+    const n = turn.trend.count;
+    $("#announcer").textContent = `${turn.trend.complete ? "" : "At least "}${n} paper${n === 1 ? "" : "s"} counted.`;
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn, kind: "count" };
+    turn.error = error instanceof TypeError ? `Could not reach the server (${error.message}).` : error.message;
+    view.fail(turn.error);
+  } finally {
+    if (state.controller === controller) {
+      state.controller = null;
+      setBusy(false);
+      saveConversation();
+    }
+    if (nearBottom()) scrollToBottom();
   }
 }
 
@@ -686,17 +895,20 @@ function announce(answer) {
     : `Answer ready, citing ${cited} paper${cited === 1 ? "" : "s"}.`;
 }
 
-function setBusy(busy) {
+function setBusy(busy, doing = "Answering…") {
   state.busy = busy;
   const button = $("#ask");
   button.disabled = busy;
-  button.textContent = busy ? "Answering…" : "Ask";
+  $("#count").disabled = busy;
+  button.textContent = busy ? doing : "Ask";
   button.setAttribute("aria-busy", String(busy));
 }
 
-/** Keep the address bar shareable: `?q=` and any filters that differ from the defaults. */
-function updateUrl(question, filters) {
+/** Keep the address bar shareable: `?q=`, any filters that differ from the defaults, and `count=1` for a topic
+ * counted with the Count button (a "how many papers …?" question is counted anyway). */
+function updateUrl(question, filters, counted = false) {
   const params = new URLSearchParams({ q: question });
+  if (counted) params.set("count", "1");
   if (filters.year) params.set("year", filters.year);
   if (filters.venue) params.set("venue", filters.venue);
   if (filters.area) params.set("area", filters.area);
@@ -708,7 +920,7 @@ function updateUrl(question, filters) {
 // -- the conversation in sessionStorage ---------------------------------------------------------------------
 
 function saveConversation() {
-  const turns = state.turns.filter((turn) => turn.answer || turn.error);
+  const turns = state.turns.filter((turn) => turn.answer || turn.trend || turn.error);
   try {
     sessionStorage.setItem(STORAGE_KEY, JSON.stringify(turns));
   } catch {
@@ -727,6 +939,11 @@ function restoreConversation() {
   for (const turn of Array.isArray(turns) ? turns : []) {
     if (!turn || typeof turn.question !== "string") continue;
     const view = addTurn(turn);
+    if (turn.kind === "count") {
+      if (turn.trend) view.finish(turn.trend);
+      else view.fail(turn.error || "This topic was not counted.");
+      continue;
+    }
     if (turn.described) view.setQuery({ described: turn.described });
     if (turn.answer) view.finish(turn.answer, turn.timings || {});
     else view.fail(turn.error || "This question was not answered.");
@@ -917,11 +1134,15 @@ function similarItem(paper) {
       ? el(
           "div",
           { class: "overlap" },
-          el("p", {}, el("span", { class: "overlap-who" }, "This paper"), " ", ...markShared(overlap.yours, overlap.shared)),
-          el("p", {}, el("span", { class: "overlap-who" }, paper.id), " ", ...markShared(overlap.theirs, overlap.shared)),
+          overlapSentence("This paper", overlap.yours, overlap.shared),
+          overlapSentence(paper.id, overlap.theirs, overlap.shared),
         )
       : null,
   );
+}
+
+function overlapSentence(whose, sentence, shared) {
+  return el("p", {}, el("span", { class: "overlap-who" }, whose), " ", ...markShared(sentence, shared));
 }
 
 const WORD = /[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu;
@@ -1022,7 +1243,7 @@ function saveToken(event) {
       state.turns.splice(index, 1);
       state.views.splice(index, 1);
     }
-    ask(pending.question, pending.filters);
+    (pending.kind === "count" ? count : ask)(pending.question, pending.filters);
   }
 }
 
@@ -1082,7 +1303,8 @@ function runDeepLink() {
   const last = state.turns[state.turns.length - 1];
   if (last && last.question === question) return; // the URL of the last answer, kept by replaceState
   $("#question").value = question;
-  $("#ask-form").requestSubmit(); // the same path as typing it: the box empties, the turn starts
+  if (params.get("count")) takeQuestion(true);
+  else $("#ask-form").requestSubmit(); // the same path as typing it: the box empties, the turn starts
 }
 
 function growTextarea() {
@@ -1093,16 +1315,27 @@ function growTextarea() {
 
 function submitQuestion(event) {
   event.preventDefault();
+  takeQuestion(false);
+}
+
+/** The question box's text, asked; or counted, with the Count button or when it asks "how many papers …?". */
+function takeQuestion(counted) {
   const box = $("#question");
   if (state.busy || !box.value.trim()) return;
   const question = box.value;
   box.value = "";
   growTextarea();
-  ask(question);
+  startTurn(question, counted);
+}
+
+function startTurn(question, counted = false) {
+  if (counted || COUNT_QUESTION.test(question)) count(question);
+  else ask(question);
 }
 
 function wireEvents() {
   $("#ask-form").addEventListener("submit", submitQuestion);
+  $("#count").addEventListener("click", () => takeQuestion(true));
   $("#question").addEventListener("keydown", (event) => {
     // Enter asks, Shift+Enter is a new line; never while an input method is composing a character.
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -1120,7 +1353,7 @@ function wireEvents() {
     if (target) openPaper(target.dataset.id, null, panelTrigger); // focus still goes back to the first chip
   });
   for (const example of document.querySelectorAll(".example")) {
-    example.addEventListener("click", () => ask(example.textContent));
+    example.addEventListener("click", () => startTurn(example.textContent));
   }
   // One listener for every chip and source row, present and future.
   $("#conversation").addEventListener("click", (event) => {
