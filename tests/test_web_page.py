@@ -167,6 +167,14 @@ def test_a_deep_link_streams_a_cited_answer_and_a_chip_opens_the_quoted_paper(se
     assert not re.search(r"\[\s*\d{3}-\d{2}", answer.text), answer.text
     assert turn.find_elements(By.CSS_SELECTOR, ".answer li"), "the listed papers render as list items"
     assert "%" in turn.find_element(By.CSS_SELECTOR, '.sources li[data-id="001-02"]').text  # its relevance
+    # Each source's bar is as long as its relevance (a `style` attribute would be blocked by the page's CSP).
+    bars = browser.execute_script(
+        "return [...arguments[0].querySelectorAll('.sources .score-bar')].map("
+        "(bar) => bar.firstChild.getBoundingClientRect().width / bar.getBoundingClientRect().width)",
+        turn,
+    )
+    shown = [float(s.text.rstrip("%")) / 100 for s in turn.find_elements(By.CSS_SELECTOR, ".sources .score-value")]
+    assert bars == pytest.approx(shown, abs=0.02) and min(bars) < 0.9, (bars, shown)
     timings = turn.find_element(By.CSS_SELECTOR, ".timings").text
     assert "First text" in timings and "Server: retrieve" in timings, timings
     # The address bar is the question's shareable link.
@@ -308,6 +316,175 @@ def test_a_chip_links_out_to_the_paper_and_the_decision_filter_changes_the_sourc
     assert set(source_ids(filtered)) == {"001-01", "001-04"}  # the seeds' two oral papers
     assert "oral" in filtered.find_element(By.CSS_SELECTOR, ".turn-filters").text
     assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query)["status"] == ["oral"]
+
+
+MULTI_VIEW = "which papers study multi-view clustering?"
+OTHER_MULTI_VIEW = {"002-05", "002-06", "004-05"}  # the seeds' multi-view clustering papers besides 000-02
+
+
+def open_source(driver, turn, paper_id: str):
+    """Click the source row of `paper_id` in `turn`; the panel, once its abstract has loaded."""
+    row = turn.find_element(By.CSS_SELECTOR, f'.sources li[data-id="{paper_id}"] .source-open')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+    row.click()
+    panel = driver.find_element(By.ID, "paper-panel")
+    WebDriverWait(driver, 30).until(lambda d: paper_id in d.find_element(By.ID, "panel-meta").text)
+    WebDriverWait(driver, 30).until(
+        lambda d: not panel.find_elements(By.CSS_SELECTOR, ".panel-abstract .panel-loading")
+    )
+    return panel
+
+
+def papers_like_this(driver) -> list:
+    """Click "Papers like this" in the open panel; the listed papers, once they came."""
+    section = driver.find_element(By.ID, "panel-similar")
+    driver.find_element(By.ID, "similar-button").click()
+    WebDriverWait(driver, 60).until(lambda d: section.get_attribute("data-done"))
+    assert section.get_attribute("data-done") == "true", section.text
+    return section.find_elements(By.CSS_SELECTOR, "li.similar")
+
+
+def test_papers_like_this_lists_the_closest_papers_with_their_shared_words_and_keeps_the_filters(server, browser):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, MULTI_VIEW)
+    turn = wait_answered(browser, 1)
+    panel = open_source(browser, turn, "000-02")
+
+    items = papers_like_this(browser)
+    ids = [item.get_attribute("data-id") for item in items]
+    assert len(ids) == 5 and "000-02" not in ids and set(ids[:3]) == OTHER_MULTI_VIEW, ids
+    for item in items:  # its label links out to its page, in a new tab; its closeness beside it
+        link = item.find_element(By.CSS_SELECTOR, "a.similar-link")
+        assert link.get_attribute("href").startswith("https://openreview.net/forum?id=")
+        assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+        assert re.fullmatch(r"0\.\d\d", item.find_element(By.CSS_SELECTOR, ".similar-score").text)
+    # The first overlap: a sentence of 000-02 and one of the similar paper, the words they share marked in both.
+    sentences = items[0].find_elements(By.CSS_SELECTOR, ".overlap p")
+    assert len(sentences) == 2 and sentences[0].text.startswith("This paper")
+    for sentence in sentences:
+        marked = {mark.text.lower() for mark in sentence.find_elements(By.TAG_NAME, "mark")}
+        assert {"multi-view", "clustering"} <= marked, (marked, sentence.text)
+
+    # A decision chosen in the composer applies: only spotlight papers are listed.
+    Select(browser.find_element(By.ID, "status")).select_by_value("spotlight")
+    spotlight = papers_like_this(browser)
+    assert {item.get_attribute("data-id") for item in spotlight} == {"004-03", "004-05", "004-19"}
+    assert all("spotlight" in item.find_element(By.CSS_SELECTOR, ".similar-meta").text for item in spotlight)
+    assert "spotlight" in browser.find_element(By.CSS_SELECTOR, "#panel-similar h3").text.lower()
+
+    # Clicking one's id opens it in the panel, its own "Papers like this" not yet asked.
+    browser.find_element(By.CSS_SELECTOR, '#panel-similar .similar-open[data-id="004-05"]').click()
+    WebDriverWait(browser, 30).until(lambda d: "004-05" in d.find_element(By.ID, "panel-meta").text)
+    WebDriverWait(browser, 30).until(
+        lambda d: panel.find_elements(By.CSS_SELECTOR, ".panel-abstract p:not(.panel-loading)")
+    )
+    assert "multi-view" in panel.find_element(By.ID, "panel-abstract").text.lower()
+    assert not browser.find_element(By.ID, "panel-similar").is_displayed()
+    browser.find_element(By.ID, "panel-close").click()
+
+
+def year_bars(turn) -> list[tuple[int, int, float]]:
+    """The count's bars: (year, papers, drawn height) each."""
+    return [
+        (
+            int(bar.get_attribute("data-year")),
+            int(bar.get_attribute("data-papers")),
+            float(bar.find_element(By.TAG_NAME, "rect").get_attribute("height")),
+        )
+        for bar in turn.find_elements(By.CSS_SELECTOR, "svg.year-chart .year-bar")
+    ]
+
+
+def test_a_how_many_papers_question_is_counted_and_drawn_by_year_and_the_decision_filter_applies(server, browser):
+    fresh_page(browser, server.url)
+    WebDriverWait(browser, 30).until(lambda d: "95 papers" in d.find_element(By.ID, "store-info").text)
+    question = "how many papers study multi-view clustering?"
+    browser.find_element(By.ID, "question").send_keys(question, Keys.ENTER)
+    turn = wait_answered(browser, 1)
+    assert "4 papers on" in turn.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert "multi-view clustering" in turn.find_element(By.CSS_SELECTOR, ".parsed-query").text
+    (y2025, n2025, h2025), (y2026, n2026, h2026) = year_bars(turn)
+    assert (y2025, n2025, y2026, n2026) == (2025, 1, 2026, 3) and h2026 == pytest.approx(3 * h2025, rel=0.05)
+    assert "2026: 3 papers of the store's 76" in browser.execute_script(
+        "return arguments[0].querySelector('.year-bar[data-year=\"2026\"] title').textContent", turn
+    )
+    decisions = turn.find_elements(By.CSS_SELECTOR, ".count-facet")[0].text.split("\n")
+    assert decisions[1:] == ["poster", "3", "spotlight", "1"], decisions
+    assert set(source_ids(turn)) == {"000-02", *OTHER_MULTI_VIEW}
+    panel = open_source(browser, turn, "004-05")  # a paper counted opens in the panel
+    assert "relevance" in browser.find_element(By.ID, "panel-meta").text
+    browser.find_element(By.ID, "panel-close").click()
+    WebDriverWait(browser, 5).until(lambda d: not panel.is_displayed())
+
+    # The decision filter: only the spotlight paper is counted.
+    Select(browser.find_element(By.ID, "status")).select_by_value("spotlight")
+    browser.find_element(By.ID, "question").send_keys(question, Keys.ENTER)
+    spotlight = wait_answered(browser, 2)
+    assert "1 paper on" in spotlight.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert source_ids(spotlight) == ["004-05"] and [b[:2] for b in year_bars(spotlight)] == [(2025, 1)]
+    assert "spotlight" in spotlight.find_element(By.CSS_SELECTOR, ".turn-filters").text
+
+    # Count beside Ask counts a bare topic; a reload draws the counts again.
+    Select(browser.find_element(By.ID, "status")).select_by_value("")
+    browser.find_element(By.ID, "question").send_keys("unlearning")
+    browser.find_element(By.ID, "count").click()
+    topic = wait_answered(browser, 3)
+    assert "3 papers on" in topic.find_element(By.CSS_SELECTOR, ".count-headline").text
+    assert [b[:2] for b in year_bars(topic)] == [(2026, 3)]
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query) == {
+        "q": ["unlearning"],
+        "count": ["1"],
+    }
+    browser.refresh()
+    WebDriverWait(browser, 30).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".turn[data-done]")) == 3)
+    time.sleep(0.5)  # a deep link would have started its turn by now
+    assert len(turns(browser)) == 3 and [b[:2] for b in year_bars(turns(browser)[0])] == [(2025, 1), (2026, 3)]
+
+
+def copy_bibtex(driver, turn, expect: str):
+    """Click the turn's "Copy BibTeX"; its feedback once it starts with `expect`."""
+    status = turn.find_element(By.CSS_SELECTOR, ".copy-status")
+    button = turn.find_element(By.CSS_SELECTOR, "button.copy-bibtex")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+    button.click()
+    WebDriverWait(driver, 30).until(lambda d: status.text.startswith(expect))
+    return status.text
+
+
+def bibtex_notes(text: str) -> list[str]:
+    """The paper id of each BibTeX entry (the note starts "id 001-02"), parsed by bibtexparser."""
+    import bibtexparser
+
+    entries = bibtexparser.loads(text).entries
+    assert all(entry["url"].startswith("https://openreview.net/forum?id=") for entry in entries), entries
+    return [entry["note"].split(";")[0].removeprefix("id ") for entry in entries]
+
+
+def test_copy_bibtex_puts_the_cited_papers_on_the_clipboard_or_in_a_box_to_copy(server, browser):
+    fresh_page(browser, server.url)
+    open_question(browser, server.url, UNLEARNING)
+    turn = wait_answered(browser, 1)
+    cited = browser.execute_script("return state.turns[0].answer.citations")
+    assert "001-02" in cited and len(cited) >= 2
+
+    # A clipboard the test can read back (headless Chromium's own needs a focused window and a permission).
+    browser.execute_script(
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true, value: "
+        "{writeText: async (text) => { window.copied = text; }}})"
+    )
+    assert copy_bibtex(browser, turn, "Copied") == f"Copied {len(cited)} BibTeX entries"
+    assert bibtex_notes(browser.execute_script("return window.copied")) == cited
+    assert not turn.find_element(By.CSS_SELECTOR, ".copy-fallback").is_displayed()
+
+    # No clipboard (a page served over plain http from another host): the entries in a box, selected, to copy.
+    browser.execute_script("Object.defineProperty(navigator, 'clipboard', {configurable: true, value: undefined})")
+    assert copy_bibtex(browser, turn, f"{len(cited)} BibTeX entries") == f"{len(cited)} BibTeX entries below"
+    box = turn.find_element(By.CSS_SELECTOR, ".copy-fallback textarea")
+    assert box.is_displayed() and bibtex_notes(box.get_attribute("value")) == cited
+    selected = browser.execute_script(
+        "const b = arguments[0]; return b.value.slice(b.selectionStart, b.selectionEnd)", box
+    )
+    assert selected == box.get_attribute("value")
 
 
 def test_a_server_with_a_token_asks_for_it_once(seed_store_dir, browser):

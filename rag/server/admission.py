@@ -4,7 +4,8 @@ Every answer is CPU work on the same cores, so requests beyond what the machine 
 only wait, each making the others' wait longer, until clients time out having cost the server their whole answer
 anyway. A new question is refused at once when the questions ahead of it would keep it waiting past
 `RAG_SERVE_MAX_WAIT` seconds at the measured rate (work.py), or when `RAG_SERVE_MAX_PENDING` are already in flight
-(answering or waiting for a worker). Health checks, the page, paper lookups and CORS preflights are never refused.
+(answering or waiting for a worker). Health checks, the page, paper lookups, exports and CORS preflights are never
+refused.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .protocol import error_body
 from .work import Ticket, Work, current_ticket
 
-# The routes that answer or search: each runs retrieval (and maybe an LLM) on the shared cores.
-ANSWERING = frozenset({"/api/ask", "/api/ask/stream", "/api/search", "/v1/chat/completions"})
+# The routes that answer, search or compare: each runs retrieval (and maybe an LLM, or the reranker over a topic's
+# candidates: /api/trend) on the shared cores.
+ANSWERING = frozenset(
+    {"/api/ask", "/api/ask/stream", "/api/search", "/api/similar", "/api/trend", "/v1/chat/completions"}
+)
 RETRY_AFTER_SECONDS = 1
 
 

@@ -7,6 +7,12 @@
     POST /api/ask/stream        the same as Server-Sent Events: query, sources, text…, warning, answer (or error)
     GET  /api/search?q=&k=&year=&venue=&area=&status=   the `search --json` object
     GET  /api/papers/{id}       the paper, its abstract also cut into the sentences answers quote (404 if unknown)
+    GET  /api/similar?id=&k=&year=&venue=&area=&status=  papers like a stored paper (`wire.similar_json`)
+    POST /api/similar           {text, k?, year?, venue?, area?, status?}: papers like a text (an abstract, a draft)
+    GET  /api/trend?topic=&year=&venue=&area=&status=    how many papers are on a topic, by year (`wire.trend_json`)
+    GET  /api/export?ids=ID1,ID2&format=bibtex|markdown|csv   those papers as that text, in that order
+    `?format=bibtex|markdown|csv` on /api/ask (the cited papers), /api/search, /api/similar and /api/trend (the
+    members): that text instead of JSON
     POST /v1/chat/completions, GET /v1/models   OpenAI-compatible (openai_compat.py)
 
 Every error a request can cause is a 4xx with a one-line JSON body; anything unexpected is a 500 with a one-line
@@ -21,10 +27,10 @@ import hmac
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path as FilePath
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -39,7 +45,7 @@ from ..errors import RagError
 from ..followups import Resolution
 from ..query import MAX_QUESTION_CHARS, parse
 from ..types import Event
-from ..wire import event_json, paper_json, search_json
+from ..wire import answer_json, event_json, paper_json, search_json, similar_json, trend_json
 from .admission import Admission
 from .guard import SiteGuard
 from .openai_compat import openai_router
@@ -48,11 +54,16 @@ from .protocol import (
     SSE_HEADERS,
     ApiError,
     AskRequest,
+    FiltersParams,
+    FormatParam,
+    SimilarRequest,
     answer_events,
     check_backend_choice,
+    cited,
     client_message,
-    collect,
     error_body,
+    exported,
+    final_answer,
     sse_message,
     status_of,
     validation_message,
@@ -62,7 +73,9 @@ from .work import ClientGone, Departure, EventStream, Work
 if TYPE_CHECKING:
     from ..api import Papers
 
+T = TypeVar("T")
 STATIC = FilePath(__file__).parent / "static"
+MAX_EXPORT_IDS = 300  # papers one /api/export names: a reference list, or a count's members (rag.trend reads 300)
 
 
 # -- the body limit -----------------------------------------------------------------------------------------
@@ -197,16 +210,25 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
     def info() -> dict:
         return {**papers.info(), "store": store_kind}
 
-    @api.post("/ask")
-    async def ask(body: AskRequest, request: Request) -> dict:
+    async def off_loop(request: Request, fn: Callable[..., T], *args: object) -> T:
+        """`fn(*args)` on a worker, as an answer's steps run: not started at all if the client has left by then."""
+        departure = Departure(request.receive)
+        try:
+            return await work.run(fn, *args, departure=departure)
+        finally:
+            departure.stop()
+
+    @api.post("/ask", response_model=None)
+    async def ask(body: AskRequest, request: Request, fmt: FormatParam) -> dict | Response:
         check_backend_choice(body, options.backends)
         departure = Departure(request.receive)
         events = await work.run(answer_events, papers, body, departure=departure)
         try:
-            return collect(await work.drain(events, departure), body.question)
+            answer, resolution = final_answer(await work.drain(events, departure))
         finally:
             departure.stop()
             await work.close(events)
+        return exported(cited(answer), fmt) if fmt else answer_json(answer, body.question, resolution)
 
     @api.post("/ask/stream")
     async def ask_stream(body: AskRequest) -> EventStream:
@@ -216,22 +238,61 @@ def create_app(papers: Papers, options: ServeOptions | None = None) -> FastAPI:
         first = await work.pull(events)
         return EventStream(work, sse(first, events, body.question, store_label), SSE_HEADERS)
 
-    @api.get("/search")
+    @api.get("/search", response_model=None)
     async def search(
         q: Annotated[str, Query(max_length=MAX_QUESTION_CHARS, description="what to look for")],
+        where: FiltersParams,
+        fmt: FormatParam,
         k: Annotated[int | None, Query(ge=K_MIN, le=K_MAX)] = None,
-        year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
-        venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
-        area: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
-        status: Annotated[str | None, Query(min_length=1, max_length=20)] = None,
-    ) -> dict:
-        query = parse(q, year=year, venue=venue, area=area, status=status)
+    ) -> dict | Response:
+        query = parse(q, year=where.year, venue=where.venue, area=where.area, status=where.status)
         retrieval = await work.run(papers.search_query, query, k)
-        return search_json(query, retrieval.sources)
+        return exported(retrieval.sources, fmt) if fmt else search_json(query, retrieval.sources)
 
     @api.get("/papers/{paper_id:path}")  # an id may hold "/" (arXiv's old ids: hep-th/9901001)
     def paper(paper_id: Annotated[str, Path(max_length=200)]) -> dict:
         return paper_json(papers.get(paper_id), sentences=True)
+
+    @api.get("/similar", response_model=None)
+    async def similar_to_paper(
+        request: Request,
+        paper_id: Annotated[str, Query(alias="id", min_length=1, max_length=200, description="a stored paper")],
+        where: FiltersParams,
+        fmt: FormatParam,
+        k: Annotated[int, Query(ge=K_MIN, le=K_MAX)] = 5,
+    ) -> dict | Response:
+        args = (paper_id, None, k, where.year, where.venue, where.area, where.status)
+        paper, found = await off_loop(request, papers.similar, *args)
+        return exported([item.source for item in found], fmt) if fmt else similar_json(paper, found)
+
+    @api.post("/similar", response_model=None)
+    async def similar_to_text(body: SimilarRequest, request: Request, fmt: FormatParam) -> dict | Response:
+        args = (None, body.text, body.k, body.year, body.venue, body.area, body.status)
+        paper, found = await off_loop(request, papers.similar, *args)
+        return exported([item.source for item in found], fmt) if fmt else similar_json(paper, found)
+
+    @api.get("/trend", response_model=None)
+    async def trend(
+        request: Request,
+        topic: Annotated[str, Query(max_length=MAX_QUESTION_CHARS, description="a topic, or a how-many question")],
+        where: FiltersParams,
+        fmt: FormatParam,
+    ) -> dict | Response:
+        args = (topic, where.year, where.venue, where.area, where.status)
+        counted = await off_loop(request, papers.trend, *args)
+        return exported(counted.members, fmt) if fmt else trend_json(counted)
+
+    @api.get("/export", response_model=None)
+    def export_papers(
+        ids: Annotated[str, Query(max_length=16_000, description="paper ids, comma-separated")],
+        fmt: FormatParam,
+    ) -> Response:
+        wanted = list(dict.fromkeys(i.strip() for i in ids.split(",") if i.strip()))  # in order, each once
+        if not wanted:
+            raise ApiError(400, "ids: name at least one paper (ids=ID1,ID2)")
+        if len(wanted) > MAX_EXPORT_IDS:
+            raise ApiError(400, f"ids: at most {MAX_EXPORT_IDS} papers at once, not {len(wanted)}")
+        return exported([papers.get(paper_id) for paper_id in wanted], fmt or "bibtex")
 
     app.include_router(api)
     app.include_router(openai_router(papers, require_token, work))

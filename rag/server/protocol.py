@@ -1,23 +1,28 @@
-"""What the HTTP API and `/v1` share: the request models, the error shapes, and a request's answer as events or
-as one `ask --json` object. The app (app.py), the admission limit (admission.py) and the OpenAI routes
+"""What the HTTP API and `/v1` share: the request models (bodies, and the filters and `format=` every GET route
+reads), the error shapes, a request's answer as events or as one `ask --json` object, and a list of papers as
+BibTeX, Markdown or CSV. The app (app.py), the admission limit (admission.py) and the OpenAI routes
 (openai_compat.py) import this module; it imports none of them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from fastapi import Depends, Query
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..api import PastTurn
 from ..config import K_MAX, K_MIN
 from ..errors import InputError, NotFoundError, RagError, StoreError
+from ..export import export
 from ..followups import Resolution
 from ..query import MAX_QUESTION_CHARS
-from ..types import Event
+from ..types import Answer, Event, Source
 from ..wire import answer_json
 
 if TYPE_CHECKING:
@@ -60,6 +65,55 @@ class AskRequest(BaseModel):
 
     def past_turns(self) -> list[PastTurn] | None:
         return None if self.history is None else [PastTurn(t.question, t.answer) for t in self.history]
+
+
+class SimilarRequest(BaseModel):
+    """Papers like a text: an abstract or a draft paragraph (POST /api/similar; a stored paper: GET ?id=)."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(max_length=MAX_BODY_BYTES, description="an abstract or a draft paragraph (5 words at least)")
+    k: K = 5
+    year: Year | None = None
+    venue: Venue | None = None
+    area: Area | None = None
+    status: Status | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The year, venue, primary area and decision a GET route keeps, as `?year=&venue=&area=&status=`."""
+
+    year: int | None = None
+    venue: str | None = None
+    area: str | None = None
+    status: str | None = None
+
+
+def query_filters(
+    year: Annotated[int | None, Query(ge=1900, le=2100)] = None,
+    venue: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    area: Annotated[str | None, Query(min_length=1, max_length=200, description="a primary area")] = None,
+    status: Annotated[
+        str | None, Query(min_length=1, max_length=20, description="accepted|oral|spotlight|poster|rejected|withdrawn")
+    ] = None,
+) -> Filters:
+    return Filters(year, venue, area, status)
+
+
+def query_format(
+    fmt: Annotated[
+        str | None,
+        Query(alias="format", max_length=20, description="bibtex|markdown|csv: the listed papers as that text"),
+    ] = None,
+) -> str | None:
+    """`?format=`, checked before any work: an unknown one is export's own one-line `InputError` (a 400)."""
+    if fmt is not None:
+        export((), fmt)
+    return fmt
+
+
+FiltersParams = Annotated[Filters, Depends(query_filters)]
+FormatParam = Annotated[str | None, Depends(query_format)]
 
 
 # -- errors -------------------------------------------------------------------------------------------------
@@ -146,16 +200,35 @@ def answer_events(papers: Papers, body: AskRequest) -> Iterator[Event]:
     )
 
 
-def collect(events: Iterator[Event], question: str) -> dict:
-    """The whole answer as the `ask --json` object, with the question as typed and, in a conversation, how it
-    was read (blocking: called in the thread pool)."""
+def final_answer(events: Iterable[Event]) -> tuple[Answer, Resolution | None]:
+    """The answer the events end with, and in a conversation how the follow-up was read."""
     resolution: Resolution | None = None
     for event in events:
         if event.type == "query":
             resolution = event.resolved
         elif event.type == "answer" and event.answer is not None:
-            return answer_json(event.answer, question, resolution)
+            return event.answer, resolution
     raise RagError("the answer stopped before it was complete")
+
+
+def collect(events: Iterable[Event], question: str) -> dict:
+    """The whole answer as the `ask --json` object, with the question as typed and, in a conversation, how it
+    was read (blocking when `events` is a generator: then called in the thread pool)."""
+    answer, resolution = final_answer(events)
+    return answer_json(answer, question, resolution)
+
+
+def cited(answer: Answer) -> list[Source]:
+    """The papers an answer cites, in the order it cites them."""
+    by_id = {source.id: source for source in answer.sources}
+    return [by_id[paper_id] for paper_id in answer.citations if paper_id in by_id]
+
+
+def exported(papers: Iterable[Any], fmt: str) -> Response:
+    """Papers (sources, or stored papers) as BibTeX, Markdown or CSV (`rag.export`): every route's `format=`, and
+    GET /api/export. CSV is sent as text/csv, the others as text/plain; both UTF-8."""
+    media_type = "text/csv" if fmt == "csv" else "text/plain"
+    return Response(export(papers, fmt), media_type=media_type)  # Starlette adds "; charset=utf-8"
 
 
 def sse_message(kind: str, data: Any) -> str:

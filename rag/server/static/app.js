@@ -6,6 +6,12 @@
  *                                      statuses: [{status, papers}]}
  *   POST /api/ask/stream           -> Server-Sent Events: query, sources, text*, warning*, answer | error
  *   GET  /api/papers/{id}          -> {id, title, year, venue, url, area, status, keywords, abstract, sentences}
+ *   GET  /api/similar?id=&k=&year=&venue=&area=&status=
+ *                                  -> {of, papers: [source + {overlaps: [{yours, theirs, shared}]}]}
+ *   GET  /api/export?ids=ID1,ID2&format=bibtex   -> the papers' BibTeX, as text
+ *   GET  /api/trend?topic=&year=&venue=&area=&status=
+ *                                  -> {topic, count, complete, judged, by_year: [{year, papers, of, share}],
+ *                                      by_area: [{area, papers}], by_status: [{status, papers}], members, sample}
  * Errors outside the stream are a non-2xx response with {"error": "one line"}.
  */
 "use strict";
@@ -14,6 +20,9 @@ const STORAGE_KEY = "rag-papers:conversation";
 const TOKEN_KEY = "rag-papers:token";
 const HISTORY_TURNS = 3; // follow-ups need only the last few exchanges (the chat remembers as many)
 const DEFAULT_K = 5;
+const SIMILAR_K = 5; // papers listed under "Papers like this"
+// A question counted rather than answered (the Count button counts any topic): /api/trend, drawn by year.
+const COUNT_QUESTION = /^\s*how\s+many\s+papers\b/i;
 // One paper id inside a citation group: "001-02", or any store's id without spaces or brackets.
 const ID_PATTERN = /^[A-Za-z0-9][\w.:/-]*$/;
 const CITATION_GROUP = /\[([^[\]\n]{1,300})\]/g;
@@ -22,7 +31,7 @@ const $ = (selector, root = document) => root.querySelector(selector);
 
 /** Conversation state: `turns` is what sessionStorage keeps, so a reload renders the same answers. */
 const state = {
-  turns: [], // {question, filters, described, answer, error, warnings, timings}
+  turns: [], // {question, filters, described, answer, error, warnings, timings}, or {kind: "count", trend, …}
   views: [], // the TurnView of each turn, same order
   busy: false,
   controller: null, // aborts the answer in flight ("New conversation")
@@ -39,6 +48,8 @@ function el(tag, attrs = {}, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (name === "class") node.className = value;
     else if (name === "dataset") Object.assign(node.dataset, value);
+    // Through the CSSOM: the page's Content-Security-Policy (style-src 'self') blocks a `style` attribute.
+    else if (name === "style") node.style.cssText = value;
     else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : value);
   }
@@ -166,6 +177,19 @@ async function getJson(path) {
   const response = await apiFetch(path);
   if (!response.ok) throw new Error(await errorMessage(response));
   return response.json();
+}
+
+async function getText(path) {
+  const response = await apiFetch(path);
+  if (!response.ok) throw new Error(await errorMessage(response));
+  return response.text();
+}
+
+/** The filters chosen in the composer (year, venue, area, decision) as query parameters, for the GET calls. */
+function filterParams(filters = currentFilters()) {
+  const params = new URLSearchParams();
+  for (const name of ["year", "venue", "area", "status"]) if (filters[name]) params.set(name, filters[name]);
+  return params;
 }
 
 /** A paper, fetched at most once (the panel opens the same papers again and again). */
@@ -313,17 +337,11 @@ class TurnView {
     this.sourcesList = el("ol", { class: "sources" });
     this.sourcesBlock = el("section", { class: "sources-block", hidden: true }, this.sourcesHeading, this.sourcesList);
     this.timings = el("p", { class: "timings", hidden: true });
-    const filters = describeFilters(turn.filters);
+    this.actions = el("div", { class: "turn-actions", hidden: true });
     this.root = el(
       "article",
       { class: "turn" },
-      el(
-        "header",
-        { class: "turn-question" },
-        el("p", { class: "question-text" }, turn.question),
-        filters ? el("p", { class: "turn-filters" }, filters) : null,
-        this.parsed,
-      ),
+      turnHeader(turn, this.parsed),
       el(
         "div",
         { class: "turn-answer" },
@@ -333,6 +351,7 @@ class TurnView {
         this.error,
         this.warnings,
         this.sourcesBlock,
+        this.actions,
         this.timings,
       ),
     );
@@ -400,6 +419,11 @@ class TurnView {
       this.root.classList.add("is-abstained");
     }
     this.showTimings(answer, timings);
+    const cited = answer.citations || [];
+    if (cited.length) {
+      this.actions.replaceChildren(...copyBibtexControls(cited, "the cited papers"));
+      this.actions.hidden = false;
+    }
     this.done("true");
   }
 
@@ -432,6 +456,232 @@ class TurnView {
     this.body.hidden = !this.text;
     // The test (and anything scripting the page) waits on this attribute: "true", or "error".
     this.root.dataset.done = value;
+  }
+}
+
+/** A turn's question, the filters it was asked with, and the line saying how it was read. */
+function turnHeader(turn, parsed) {
+  const filters = describeFilters(turn.filters);
+  return el(
+    "header",
+    { class: "turn-question" },
+    el("p", { class: "question-text" }, turn.question),
+    filters ? el("p", { class: "turn-filters" }, filters) : null,
+    parsed,
+  );
+}
+
+// -- one counted topic ----------------------------------------------------------------------------------
+
+/** A "how many papers …?" turn: the count (or its lower bound), papers by year as bars, by decision and by area,
+ * and the first papers counted as sources that open in the panel. */
+class CountView {
+  constructor(turn) {
+    this.turn = turn;
+    this.sources = new Map(); // the sample: the panel reads a source's relevance from here
+    this.quoted = null;
+    this.parsed = el("p", { class: "parsed-query", hidden: true });
+    const spinner = el("span", { class: "spinner", "aria-hidden": "true" });
+    this.status = el("p", { class: "answer-status" }, spinner, el("span", {}, "Counting the papers on this topic…"));
+    this.error = el("p", { class: "error", role: "alert", hidden: true });
+    this.body = el("div", { class: "count", hidden: true });
+    this.root = el(
+      "article",
+      { class: "turn count-turn" },
+      turnHeader(turn, this.parsed),
+      el("div", { class: "turn-answer" }, this.status, this.error, this.body),
+    );
+  }
+
+  finish(trend) {
+    const n = trend.count || 0;
+    const topic = trend.topic || this.turn.question;
+    this.parsed.textContent = `counting: ${topic}`;
+    this.parsed.hidden = false;
+    const sample = trend.sample || [];
+    this.sources = new Map(sample.map((source) => [source.id, source]));
+    const number = trend.complete ? String(n) : `at least ${n}`;
+    const headline = n
+      ? el(
+          "p",
+          { class: "count-headline" },
+          el("strong", { class: "count-number" }, number),
+          ` paper${n === 1 ? "" : "s"} on `,
+          el("q", {}, topic),
+        )
+      : el("p", { class: "count-headline" }, "No paper in the store is on ", el("q", {}, topic));
+    const note = trend.complete
+      ? `Each of the ${trend.judged} papers closest to the topic was judged on its own; these pass.`
+      : `Papers counted reach the last of the ${trend.judged} closest papers judged: more may lie deeper.`;
+    const facets = el(
+      "div",
+      { class: "count-facets" },
+      facetList("By decision", trend.by_status || [], "status"),
+      facetList("By area", trend.by_area || [], "area"),
+    );
+    const heading = sample.length < n ? `Papers counted: the first ${sample.length} of ${n}` : "Papers counted";
+    const samples = sample.length
+      ? el(
+          "section",
+          { class: "sources-block" },
+          el("h3", { class: "sources-heading" }, heading),
+          el("ol", { class: "sources" }, ...sample.map((source) => sourceItem(source, false))),
+        )
+      : null;
+    const members = trend.members || [];
+    const actions = members.length
+      ? el("div", { class: "turn-actions" }, ...copyBibtexControls(members, "the papers counted"))
+      : null;
+    this.body.replaceChildren(
+      headline,
+      el("p", { class: "count-note" }, note),
+      n ? yearChart(trend.by_year || []) : null,
+      n ? facets : null,
+      samples,
+      actions,
+    );
+    this.body.hidden = false;
+    this.done("true");
+  }
+
+  fail(message) {
+    this.error.textContent = message;
+    this.error.hidden = false;
+    this.done("error");
+  }
+
+  done(value) {
+    this.status.hidden = true;
+    this.root.dataset.done = value;
+  }
+}
+
+function facetList(title, items, key) {
+  if (!items.length) return null;
+  return el(
+    "div",
+    { class: "count-facet" },
+    el("h4", {}, title),
+    el(
+      "ul",
+      {},
+      ...items.map((item) =>
+        el(
+          "li",
+          {},
+          el("span", { class: "facet-name" }, String(item[key])),
+          el("span", { class: "facet-count" }, String(item.papers)),
+        ),
+      ),
+    ),
+  );
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  node.append(...children);
+  return node;
+}
+
+/** Papers by year as an inline SVG bar chart, a year without any drawn as 0 between the first and the last;
+ * under each year its share of the store's papers of that year, when the server knows it (an unfiltered count). */
+function yearChart(byYear) {
+  const known = new Map(byYear.filter((row) => Number.isInteger(row.year)).map((row) => [row.year, row]));
+  const years = [...known.keys()].sort((a, b) => a - b);
+  if (!years.length) return null;
+  const rows = [];
+  for (let year = years[0]; year <= years[years.length - 1]; year++) {
+    rows.push(known.get(year) || { year, papers: 0, of: null, share: null });
+  }
+  const most = Math.max(1, ...rows.map((row) => row.papers));
+  const [bar, gap, top, plot, foot] = [44, 22, 22, 110, 40];
+  const width = gap + rows.length * (bar + gap);
+  const height = top + plot + foot;
+  const said = rows.map((row) => `${row.year}: ${row.papers}`).join(", ");
+  const chart = svg("svg", {
+    class: "year-chart",
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    "aria-label": `Papers by year: ${said}`,
+  });
+  chart.append(svg("line", { class: "chart-axis", x1: gap / 2, x2: width - gap / 2, y1: top + plot, y2: top + plot }));
+  rows.forEach((row, i) => {
+    const x = gap + i * (bar + gap);
+    const h = row.papers ? Math.max(3, Math.round((plot * row.papers) / most)) : 0;
+    const share = typeof row.share === "number" ? `${(row.share * 100).toFixed(1)}%` : "";
+    const of = row.of ? ` of the store's ${row.of}` : "";
+    const said = `${row.year}: ${row.papers} paper${row.papers === 1 ? "" : "s"}${of}${share ? ` (${share})` : ""}`;
+    const middle = { x: x + bar / 2, "text-anchor": "middle" };
+    chart.append(
+      svg(
+        "g",
+        { class: "year-bar", "data-year": row.year, "data-papers": row.papers },
+        svg("title", {}, said),
+        svg("rect", { x, y: top + plot - h, width: bar, height: h, rx: 3 }),
+        svg("text", { class: "bar-value", ...middle, y: top + plot - h - 6 }, String(row.papers)),
+        svg("text", { class: "bar-year", ...middle, y: top + plot + 16 }, String(row.year)),
+        share ? svg("text", { class: "bar-share", ...middle, y: top + plot + 32 }, share) : "",
+      ),
+    );
+  });
+  const caption = "Papers by year (under each year: its share of the store's papers of that year)";
+  return el("figure", { class: "year-figure" }, chart, el("figcaption", {}, caption));
+}
+
+// -- copy BibTeX ------------------------------------------------------------------------------------------
+
+/** A "Copy BibTeX" button for the papers `ids`, its feedback, and the box the text is shown in when the browser
+ * keeps the clipboard from the page (no secure context, permission refused). */
+function copyBibtexControls(ids, what) {
+  const status = el("span", { class: "copy-status", role: "status" });
+  const fallback = el("div", { class: "copy-fallback", hidden: true });
+  const button = el(
+    "button",
+    { type: "button", class: "button small copy-bibtex", title: `BibTeX for ${what} (${ids.length})` },
+    "Copy BibTeX",
+  );
+  button.addEventListener("click", () => copyBibtex(ids, button, status, fallback));
+  return [button, status, fallback];
+}
+
+async function copyBibtex(ids, button, status, fallback) {
+  button.disabled = true;
+  status.classList.remove("copy-error");
+  status.textContent = "Fetching BibTeX…";
+  fallback.hidden = true;
+  const entries = `${ids.length} BibTeX entr${ids.length === 1 ? "y" : "ies"}`;
+  try {
+    const text = await getText(`/api/export?${new URLSearchParams({ ids: ids.join(","), format: "bibtex" })}`);
+    try {
+      if (!navigator.clipboard || !navigator.clipboard.writeText) throw new Error("no clipboard here");
+      await navigator.clipboard.writeText(text);
+      status.textContent = `Copied ${entries}`;
+    } catch {
+      const box = el("textarea", {
+        class: "copy-text",
+        readonly: true,
+        spellcheck: "false",
+        rows: String(Math.min(12, text.split("\n").length)),
+        "aria-label": entries,
+      });
+      box.value = text;
+      const why = "This browser keeps the clipboard from the page: copy them from here.";
+      fallback.replaceChildren(el("p", {}, why), box);
+      fallback.hidden = false;
+      status.textContent = `${entries} below`;
+      box.focus({ preventScroll: true });
+      box.select();
+    }
+  } catch (error) {
+    status.textContent = error.message;
+    status.classList.add("copy-error");
+  } finally {
+    button.disabled = false;
   }
 }
 
@@ -509,7 +759,7 @@ function conversationHistory() {
 }
 
 function addTurn(turn) {
-  const view = new TurnView(turn);
+  const view = turn.kind === "count" ? new CountView(turn) : new TurnView(turn);
   state.turns.push(turn);
   state.views.push(view);
   $("#conversation").append(view.root);
@@ -555,7 +805,7 @@ async function ask(question, filters = currentFilters()) {
     if (!turn.answer && !turn.error) throw new Error("The answer stopped before it finished (the connection closed).");
   } catch (error) {
     if (controller.signal.aborted) return; // "New conversation": the turn is gone already
-    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn };
+    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn, kind: "ask" };
     turn.error = error instanceof TypeError ? `Could not reach the server (${error.message}).` : error.message;
     const follow = nearBottom();
     view.fail(turn.error);
@@ -566,6 +816,42 @@ async function ask(question, filters = currentFilters()) {
       setBusy(false);
       saveConversation();
     }
+  }
+}
+
+/** Count the papers on the question's topic (GET /api/trend, the filters applied) as a turn of its own. */
+async function count(question, filters = currentFilters()) {
+  question = question.trim();
+  if (!question || state.busy) return;
+  filters = { ...filters, k: null }; // a count reads the whole store, not k sources
+  const turn = { kind: "count", question, filters, trend: null, error: null };
+  const view = addTurn(turn);
+  setBusy(true, "Counting…");
+  updateUrl(question, filters, !COUNT_QUESTION.test(question));
+  scrollToBottom();
+  const controller = new AbortController();
+  state.controller = controller;
+  const params = filterParams(filters);
+  params.set("topic", question);
+  try {
+    const response = await apiFetch(`/api/trend?${params}`, { signal: controller.signal });
+    if (!response.ok) throw new Error(await errorMessage(response));
+    turn.trend = await response.json();
+    view.finish(turn.trend);
+    const n = turn.trend.count;
+    $("#announcer").textContent = `${turn.trend.complete ? "" : "At least "}${n} paper${n === 1 ? "" : "s"} counted.`;
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (error instanceof AuthError) state.pendingQuestion = { question, filters, turn, kind: "count" };
+    turn.error = error instanceof TypeError ? `Could not reach the server (${error.message}).` : error.message;
+    view.fail(turn.error);
+  } finally {
+    if (state.controller === controller) {
+      state.controller = null;
+      setBusy(false);
+      saveConversation();
+    }
+    if (nearBottom()) scrollToBottom();
   }
 }
 
@@ -609,17 +895,20 @@ function announce(answer) {
     : `Answer ready, citing ${cited} paper${cited === 1 ? "" : "s"}.`;
 }
 
-function setBusy(busy) {
+function setBusy(busy, doing = "Answering…") {
   state.busy = busy;
   const button = $("#ask");
   button.disabled = busy;
-  button.textContent = busy ? "Answering…" : "Ask";
+  $("#count").disabled = busy;
+  button.textContent = busy ? doing : "Ask";
   button.setAttribute("aria-busy", String(busy));
 }
 
-/** Keep the address bar shareable: `?q=` and any filters that differ from the defaults. */
-function updateUrl(question, filters) {
+/** Keep the address bar shareable: `?q=`, any filters that differ from the defaults, and `count=1` for a topic
+ * counted with the Count button (a "how many papers …?" question is counted anyway). */
+function updateUrl(question, filters, counted = false) {
   const params = new URLSearchParams({ q: question });
+  if (counted) params.set("count", "1");
   if (filters.year) params.set("year", filters.year);
   if (filters.venue) params.set("venue", filters.venue);
   if (filters.area) params.set("area", filters.area);
@@ -631,7 +920,7 @@ function updateUrl(question, filters) {
 // -- the conversation in sessionStorage ---------------------------------------------------------------------
 
 function saveConversation() {
-  const turns = state.turns.filter((turn) => turn.answer || turn.error);
+  const turns = state.turns.filter((turn) => turn.answer || turn.trend || turn.error);
   try {
     sessionStorage.setItem(STORAGE_KEY, JSON.stringify(turns));
   } catch {
@@ -650,6 +939,11 @@ function restoreConversation() {
   for (const turn of Array.isArray(turns) ? turns : []) {
     if (!turn || typeof turn.question !== "string") continue;
     const view = addTurn(turn);
+    if (turn.kind === "count") {
+      if (turn.trend) view.finish(turn.trend);
+      else view.fail(turn.error || "This topic was not counted.");
+      continue;
+    }
     if (turn.described) view.setQuery({ described: turn.described });
     if (turn.answer) view.finish(turn.answer, turn.timings || {});
     else view.fail(turn.error || "This question was not answered.");
@@ -721,7 +1015,10 @@ async function openPaper(id, view, trigger) {
   $("#panel-keywords").replaceChildren();
   $("#panel-note").textContent = "";
   $("#panel-abstract").replaceChildren(el("p", { class: "panel-loading" }, "Loading the abstract…"));
+  panel.dataset.id = id;
+  resetSimilar();
   panel.hidden = false;
+  panel.scrollTop = 0;
   document.body.classList.add("panel-open");
   $("#panel-close").focus({ preventScroll: true });
   try {
@@ -760,6 +1057,118 @@ function fillPanel(paper, view, source) {
     abstract.append(marks[i] ? el("mark", {}, sentence) : sentence);
   });
   $("#panel-abstract").replaceChildren(abstract);
+}
+
+// -- papers like this (in the panel) ---------------------------------------------------------------------
+
+function resetSimilar() {
+  const box = $("#panel-similar");
+  box.replaceChildren();
+  box.hidden = true;
+  delete box.dataset.done;
+  $("#similar-button").disabled = false;
+}
+
+/** The papers closest to the panel's paper (the composer's filters applied), each with the sentences that make it
+ * close; clicking one's id opens it here. */
+async function showSimilar() {
+  const id = $("#paper-panel").dataset.id;
+  if (!id) return;
+  const request = panelRequest; // opening another paper (or closing) makes this answer stale
+  const filters = currentFilters();
+  const box = $("#panel-similar");
+  const button = $("#similar-button");
+  button.disabled = true;
+  delete box.dataset.done;
+  box.hidden = false;
+  box.replaceChildren(el("p", { class: "panel-loading" }, "Finding papers like this…"));
+  const params = filterParams(filters);
+  params.set("id", id);
+  params.set("k", String(SIMILAR_K));
+  try {
+    const data = await getJson(`/api/similar?${params}`);
+    if (request !== panelRequest) return;
+    renderSimilar(box, id, data.papers || [], filters);
+    box.dataset.done = "true";
+  } catch (error) {
+    if (request !== panelRequest) return;
+    box.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    box.dataset.done = "error";
+  } finally {
+    if (request === panelRequest) button.disabled = false;
+  }
+}
+
+function renderSimilar(box, id, papers, filters) {
+  const scope = describeFilters({ ...filters, k: null });
+  const heading = el("h3", { class: "sources-heading" }, `Papers like ${id}${scope ? ` · ${scope}` : ""}`);
+  if (!papers.length) {
+    box.replaceChildren(heading, el("p", { class: "panel-note" }, "No paper like this among the papers filtered."));
+    return;
+  }
+  const note = el("p", { class: "panel-note" }, "Closeness 0–1; marked: the topic words the two sentences share.");
+  box.replaceChildren(heading, note, el("ol", { class: "similar-list" }, ...papers.map(similarItem)));
+}
+
+function similarItem(paper) {
+  const url = paperUrl(paper);
+  const label = paperLabel(paper);
+  const overlap = (paper.overlaps || [])[0];
+  const closeness = typeof paper.score === "number" ? paper.score.toFixed(2) : "";
+  return el(
+    "li",
+    { class: "similar", dataset: { id: paper.id } },
+    el(
+      "div",
+      { class: "similar-head" },
+      el(
+        "button",
+        { type: "button", class: "chip similar-open", dataset: { id: paper.id }, "aria-label": `Open ${paper.id}` },
+        paper.id,
+      ),
+      url ? paperLink(url, paper.id, label, "similar-link") : el("span", { class: "similar-label" }, label),
+      el("span", { class: "similar-score", title: "closeness (mean best-chunk cosine)" }, closeness),
+    ),
+    el("p", { class: "similar-meta" }, whereFrom(paper)),
+    overlap
+      ? el(
+          "div",
+          { class: "overlap" },
+          overlapSentence("This paper", overlap.yours, overlap.shared),
+          overlapSentence(paper.id, overlap.theirs, overlap.shared),
+        )
+      : null,
+  );
+}
+
+function overlapSentence(whose, sentence, shared) {
+  return el("p", {}, el("span", { class: "overlap-who" }, whose), " ", ...markShared(sentence, shared));
+}
+
+const WORD = /[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu;
+
+/** `sentence` as text and <mark>s: the words it shares with `shared` (the server gives them as one sentence writes
+ * them, so "clusters" in one and "clustering" in the other are matched by their common stem). */
+function markShared(sentence, shared) {
+  const words = (shared || []).map((word) => word.toLowerCase());
+  const parts = [];
+  let last = 0;
+  for (const match of (sentence || "").matchAll(WORD)) {
+    const word = match[0].toLowerCase();
+    if (!words.some((other) => sameStem(word, other))) continue;
+    parts.push(sentence.slice(last, match.index), el("mark", {}, match[0]));
+    last = match.index + match[0].length;
+  }
+  parts.push((sentence || "").slice(last));
+  return parts;
+}
+
+function sameStem(a, b) {
+  if (a === b) return true;
+  const shorter = Math.min(a.length, b.length);
+  let common = 0;
+  while (common < shorter && a[common] === b[common]) common++;
+  return common >= 4 && common >= shorter - 3;
 }
 
 function closePanel() {
@@ -834,7 +1243,7 @@ function saveToken(event) {
       state.turns.splice(index, 1);
       state.views.splice(index, 1);
     }
-    ask(pending.question, pending.filters);
+    (pending.kind === "count" ? count : ask)(pending.question, pending.filters);
   }
 }
 
@@ -894,7 +1303,8 @@ function runDeepLink() {
   const last = state.turns[state.turns.length - 1];
   if (last && last.question === question) return; // the URL of the last answer, kept by replaceState
   $("#question").value = question;
-  $("#ask-form").requestSubmit(); // the same path as typing it: the box empties, the turn starts
+  if (params.get("count")) takeQuestion(true);
+  else $("#ask-form").requestSubmit(); // the same path as typing it: the box empties, the turn starts
 }
 
 function growTextarea() {
@@ -905,16 +1315,27 @@ function growTextarea() {
 
 function submitQuestion(event) {
   event.preventDefault();
+  takeQuestion(false);
+}
+
+/** The question box's text, asked; or counted, with the Count button or when it asks "how many papers …?". */
+function takeQuestion(counted) {
   const box = $("#question");
   if (state.busy || !box.value.trim()) return;
   const question = box.value;
   box.value = "";
   growTextarea();
-  ask(question);
+  startTurn(question, counted);
+}
+
+function startTurn(question, counted = false) {
+  if (counted || COUNT_QUESTION.test(question)) count(question);
+  else ask(question);
 }
 
 function wireEvents() {
   $("#ask-form").addEventListener("submit", submitQuestion);
+  $("#count").addEventListener("click", () => takeQuestion(true));
   $("#question").addEventListener("keydown", (event) => {
     // Enter asks, Shift+Enter is a new line; never while an input method is composing a character.
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -926,8 +1347,13 @@ function wireEvents() {
   $("#new-conversation").addEventListener("click", newConversation);
   $("#token-form").addEventListener("submit", saveToken);
   $("#panel-close").addEventListener("click", closePanel);
+  $("#similar-button").addEventListener("click", showSimilar);
+  $("#panel-similar").addEventListener("click", (event) => {
+    const target = event.target.closest(".similar-open[data-id]");
+    if (target) openPaper(target.dataset.id, null, panelTrigger); // focus still goes back to the first chip
+  });
   for (const example of document.querySelectorAll(".example")) {
-    example.addEventListener("click", () => ask(example.textContent));
+    example.addEventListener("click", () => startTurn(example.textContent));
   }
   // One listener for every chip and source row, present and future.
   $("#conversation").addEventListener("click", (event) => {
