@@ -7,10 +7,11 @@ retrieval over the whole store, `TREND_DEPTH` deep; the cross-encoder reads each
 which is what bounds the depth. When members still appear among the last `TAIL` candidates read, more may lie
 deeper, and the count is given as a lower bound ("at least").
 
-The calibration weighs a paper's retrieval rank (log1p(rank)); it was fitted on ranks below
-`Calibration.candidates`, so a deeper candidate is read at that last rank rather than extrapolated (a paper fused
-200th would otherwise need a near-certain cross-encoder logit). docs/EVALUATION.md gives the precision and recall
-this membership reaches on hand-labelled papers.
+The calibration weighs a paper's retrieval rank (log1p(rank), weight -2.3): fitted on a question's 20 candidates,
+it reads a paper fused 200th as all but irrelevant, which is right for a list of 5 and wrong for a count of 200.
+Every candidate is read at rank `READ_RANK` instead, as if it were among a list's first few: its relevance is then
+its cross-encoder logit, cosine and term coverage alone. `READ_RANK` was chosen on hand-labelled papers of six
+topics and reported on six others (docs/EVALUATION.md#counts-rag-trend).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 TREND_DEPTH = 300  # candidates the judge reads: ~1.8 s of cross-encoder at 31.5k papers on 2 cores
 TAIL = 30  # a member among the last TAIL read: the count is a lower bound
+READ_RANK = 2  # the rank every candidate is read at (module docstring)
 
 
 @dataclass
@@ -89,9 +91,8 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
             facets = index.facets()
             query = within_facets(query, facets["areas"], facets["statuses"])
         papers_by_year = _papers_by_year(index) if index is not None else {}
-    last_known = calibration.candidates - 1
     for source in candidates:
-        source.fused_rank = min(source.fused_rank if source.fused_rank is not None else last_known, last_known)
+        source.fused_rank = READ_RANK
     judged = pipeline.reranker.rerank(topical, candidates, calibration)
     # The list's own test (rag.judge.list_beyond): the cite bar, and every facet of the topic held.
     pipeline.add_lexical_evidence(replace(topical, is_topic=True), judged, index, pipeline.settings.retriever, policy)

@@ -16,6 +16,7 @@ runner = CliRunner()
 
 MULTI_VIEW = {"000-02", "002-05", "002-06", "004-05"}  # evals/questions.jsonl q002
 UNLEARNING = {"001-02", "001-15", "001-18"}  # q001
+CONFORMAL = {"002-02", "004-09"}  # the conformal prediction question's papers, 2026 and 2025
 
 
 @pytest.fixture()
@@ -45,17 +46,17 @@ def test_similar_to_a_draft_from_a_file_or_stdin(use_seed_store, tmp_path):
 
 
 def test_trend_counts_by_year_with_the_year_s_share_and_bars(use_seed_store):
-    result = runner.invoke(app, ["trend", "multi-view", "clustering"])
+    result = runner.invoke(app, ["trend", "conformal", "prediction"])
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.splitlines()[0] == "4 papers on \u201cmulti-view clustering\u201d (95 candidates judged)"
+    assert out.splitlines()[0] == "2 papers on \u201cconformal prediction\u201d (95 candidates judged)"
     year_lines = [line.strip() for line in out.split("by year")[1].split("\n\n")[0].splitlines() if line.strip()]
     assert [line.split()[0] for line in year_lines] == ["2025", "2026"]
     assert "█" in year_lines[0] and " 1 " in year_lines[0] + " " and "of 19" in year_lines[0]
     assert "by decision" in out and "Most relevant:" in out
-    payload = json.loads(runner.invoke(app, ["trend", "multi-view clustering", "--json"]).stdout)
-    assert set(payload["members"]) == MULTI_VIEW and payload["complete"]
-    assert {(y["year"], y["papers"], y["of"]) for y in payload["by_year"]} == {(2025, 1, 19), (2026, 3, 76)}
+    payload = json.loads(runner.invoke(app, ["trend", "conformal prediction", "--json"]).stdout)
+    assert set(payload["members"]) == CONFORMAL and payload["complete"]
+    assert {(y["year"], y["papers"], y["of"]) for y in payload["by_year"]} == {(2025, 1, 19), (2026, 1, 76)}
 
 
 def test_a_decision_filter_changes_what_is_counted_and_listed(use_seed_store):
