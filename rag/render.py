@@ -191,6 +191,9 @@ def print_trend(trend: Trend) -> None:
             bar = "█" * max(1, round(BAR_WIDTH * n / most))
             console.print(f"  {label:<{width}}  {bar} {n}{notes.get(label, '')}", markup=False)
     print_sources(console, trend.members[:5], "Most relevant:")
+    from .trend import MEMBERSHIP
+
+    console.print(f"Membership: {MEMBERSHIP}.", style="dim", markup=False)
     if not trend.complete:
         console.print(
             "Members reach the last candidates judged: more papers may be on the topic.", style="dim", markup=False

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .evidence import display_sentences
 from .followups import Resolution, describe_query
 from .query import Query
+from .trend import MEMBERSHIP
 from .types import Answer, Event, Source
 
 if TYPE_CHECKING:
@@ -161,5 +162,5 @@ def trend_json(trend: Trend, sample: int = 5) -> dict:
         "by_status": [{"status": status, "papers": n} for status, n in trend.by_status.items()],
         "members": [s.id for s in trend.members],
         "sample": [source_json(s) for s in trend.members[:sample]],
-        "membership": "each candidate's calibrated relevance to the topic at the list cite bar, every facet held",
+        "membership": MEMBERSHIP,
     }
