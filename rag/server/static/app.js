@@ -532,9 +532,14 @@ class CountView {
     const actions = members.length
       ? el("div", { class: "turn-actions" }, ...copyBibtexControls(members, "the papers counted"))
       : null;
+    // How membership is decided and how right it measured (rag.trend.MEMBERSHIP), for the reader to weigh.
+    const membership = trend.membership
+      ? el("p", { class: "count-membership" }, `Membership: ${trend.membership}.`)
+      : null;
     this.body.replaceChildren(
       headline,
       el("p", { class: "count-note" }, note),
+      membership,
       n ? yearChart(trend.by_year || []) : null,
       n ? facets : null,
       samples,
