@@ -57,6 +57,7 @@ def test_asking_how_many_papers_answers_with_the_count_citing_the_members(seed_s
     assert answer.answer.startswith("3 papers in the store are on \u201cmachine unlearning\u201d (2026: 3).")
     assert set(answer.citations) == UNLEARNING and not answer.abstained
     assert all(f"[{pid}]" in answer.answer for pid in UNLEARNING)
+    assert "half the papers counted were on the topic" in answer.answer  # how right a count is, said with it
     one = papers.ask("how many ICLR 2025 papers are on multi-view clustering?")
     assert one.answer.startswith("1 paper in the store is on") and one.citations == ["004-05"]
     none = papers.ask("how many works study neural decoders for quantum error correction?")

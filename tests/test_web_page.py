@@ -412,7 +412,7 @@ def test_a_how_many_papers_question_is_counted_and_drawn_by_year_and_the_decisio
     decisions = turn.find_elements(By.CSS_SELECTOR, ".count-facet")[0].text.split("\n")
     assert decisions[1:] == ["poster", "2"], decisions
     # The reader is told how membership is decided and how right it measured.
-    assert "precision 0.42" in turn.find_element(By.CSS_SELECTOR, ".count-membership").text
+    assert "precision 0.50" in turn.find_element(By.CSS_SELECTOR, ".count-membership").text
     assert set(source_ids(turn)) == CONFORMAL
     panel = open_source(browser, turn, "004-09")  # a paper counted opens in the panel
     assert "relevance" in browser.find_element(By.ID, "panel-meta").text
