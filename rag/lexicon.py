@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 35 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
+This module holds 36 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
 and 748 listed words and phrases, in 13 word lists (a list built on another counts only the words it adds;
 words written inside a regex count with that regex, not here). `counts()` computes both numbers, and
 tests/test_lexicon.py checks this sentence against it.
@@ -143,6 +143,18 @@ YEAR_PHRASE = re.compile(
     rf"|(?<![\w\-.])(?:only\s+)?{YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)"
     rf"|(?<![\w\-.])only\s+(?:the\s+)?(?:year\s+)?{YEAR}|(?<![\w\-.]){YEAR}\s+only\b"
     rf"|^\s*{YEAR}(?=\s)|(?<![\w\-.]){YEAR}(?=\W*$)",
+    re.I,
+)
+# A decision that qualifies the papers asked for: "accepted papers on X", "rejected submissions about RLHF",
+# "orals on diffusion", "accepted orals", "spotlight papers", "only withdrawn ones" (query.parse_filters; the words
+# are removed from the search text, and the filter is dropped where the store holds no decisions). "accepted" or
+# "rejected" must qualify a papers noun or follow "only"; "oral(s)" and "spotlight(s)", papers of their own, must
+# be followed by a papers noun or a preposition ("an oral or a poster?", "oral health" are no filter).
+DECISION_PHRASE = re.compile(
+    r"(?<![\w\-])(?:only\s+)?(?:(accepted|rejected|withdrawn)\s+)?(orals?|spotlights?)"
+    r"(?=\s+(?:papers?|submissions?|works?|on|about|in|for|from|at|that|which|studying|using|with)\b)"
+    r"|(?<![\w\-])(?:only\s+)?(accepted|rejected|withdrawn)\s+(?=(?:papers?|submissions?|works?|ones|articles?)\b)"
+    r"|(?<![\w\-])only\s+(accepted|rejected|withdrawn)(?![\w\-])",
     re.I,
 )
 # A venue given alone ("iclr 2025", "ICLR'25"), as query.normalize_venue writes it the stores' way.

@@ -87,7 +87,8 @@ ASK = (
     "ids, all among `sources` (the retrieved papers with scores, snippets, each paper's `url`, primary `area` "
     "and decision `status`). When the abstracts don't answer the question, `abstained` is true and `answer` says "
     "why; don't fill the gap from elsewhere as if the papers said it. A year or venue written in the question "
-    '("ICLR 2025 papers on X") is applied as a filter; `area` and `status` filter only as arguments.'
+    '("ICLR 2025 papers on X") or a decision ("accepted orals on X") is applied as a filter; `area` only as an '
+    "argument."
 )
 
 SEARCH = (

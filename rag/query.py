@@ -14,6 +14,7 @@ from functools import cache
 from .errors import InputError
 from .lexicon import (
     ASKS_FOR_WORK,
+    DECISION_PHRASE,
     DEFINITION_QUESTION,
     HOW_MANY,
     LEAD_IN,
@@ -357,6 +358,9 @@ def within_facets(query: Query, areas: dict[str, int], decisions: dict[str, int]
             held = "; ".join(f"{name} ({areas[name]})" for name in sorted(areas)) or "none: its papers have no area"
             raise InputError(f"no papers of area {query.area!r} in the store; its areas: {held}")
         query = replace(query, area=stored)
+    if query.status and query.status_in_text and not decisions:
+        # "accepted papers on X" asked of a store that keeps no decisions: the words asked nothing it can filter.
+        query = replace(query, status=None, status_in_text=False)
     if query.status and not any(decisions.get(d) for d in STATUS_FILTERS[query.status]):
         held = ", ".join(f"{name} ({decisions[name]})" for name in sorted(decisions)) or "none: its papers have none"
         raise InputError(f"no {query.status} papers in the store; its decisions: {held}")
@@ -377,7 +381,8 @@ class Query:
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
     since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
     area: str | None = None  # only papers of this primary area (given as a flag; as the store writes it once applied)
-    status: str | None = None  # only papers of this decision: a key of STATUS_FILTERS (given as a flag)
+    status: str | None = None  # only papers of this decision: a key of STATUS_FILTERS
+    status_in_text: bool = False  # written in the question (applied only if the store holds decisions), not a flag
     wants_list: bool = False
     is_topic: bool = False  # names a topic, whose every part an answering paper must hold (rag.facets)
     terms: frozenset[str] = frozenset()  # content words of the question
@@ -405,6 +410,18 @@ class Query:
         return self.search
 
 
+def decision_in_text(text: str) -> tuple[str, str | None]:
+    """`text` without a decision that qualifies its papers ("accepted orals on diffusion" → "on diffusion"), and
+    that decision as a key of STATUS_FILTERS ("oral"; None when the question names none)."""
+    match = DECISION_PHRASE.search(text)
+    if not match:
+        return text, None
+    word = (match.group(2) or match.group(1) or match.group(3) or match.group(4)).lower().rstrip("s")
+    # "orals on X" names the papers asked for: they stay "papers" ("papers on X", a list); an adjective goes.
+    kept = text[: match.start()] + ("papers" if match.group(2) else "") + text[match.end() :]
+    return " ".join(kept.split()), _STATUS_ALIASES.get(word, word)
+
+
 def parse(
     question: str,
     year: int | None = None,
@@ -418,6 +435,10 @@ def parse(
     status = status_filter(status)
     area = " ".join(area.split()) if area else None
     filters = parse_filters(text)
+    # A decision written in the question ("rejected papers about RLHF"); one given as a flag wins.
+    without_decision, status_written = decision_in_text(filters.text)
+    if status is None and status_written is not None:
+        filters = replace(filters, text=without_decision)
     search = search_text(filters.text)
     wants_list = asks_for_list(filters.text)  # "2025 papers on X" is "papers on X"
     return Query(
@@ -428,7 +449,8 @@ def parse(
         venue_in_text=not venue and filters.venue is not None,
         since=filters.since,
         area=area or None,
-        status=status,
+        status=status if status is not None else status_written,
+        status_in_text=status is None and status_written is not None,
         wants_list=wants_list,
         is_topic=names_a_topic(LEAD_IN.sub("", filters.text, count=1), search, wants_list),
         terms=frozenset(content_words(text)),

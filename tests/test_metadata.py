@@ -419,3 +419,12 @@ def test_an_old_store_refuses_a_status_filter_saying_it_has_none(tmp_path, store
     result = runner.invoke(app, ["search", "unlearning", "--status", "accepted", "--store", str(store_copy)])
     assert result.exit_code == 2
     assert result.stderr == "error: no accepted papers in the store; its decisions: none: its papers have none\n"
+
+
+def test_a_decision_in_the_question_filters_the_answer(seed_store_dir):
+    from rag.api import Papers
+
+    papers = Papers(store=seed_store_dir)
+    spotlight = papers.ask("which spotlight papers study multi-view clustering?")
+    assert spotlight.query.status == "spotlight" and spotlight.citations == ["004-05"]
+    assert all(s.status == "spotlight" for s in spotlight.sources)

@@ -255,3 +255,33 @@ def test_a_name_is_written_leniently(name, text, written):
     from rag.query import mentions
 
     assert mentions(name, text) is written
+
+
+@pytest.mark.parametrize(
+    ("question", "status", "search"),
+    [
+        ("accepted orals on diffusion", "oral", "diffusion"),
+        ("rejected papers about RLHF", "rejected", "RLHF"),
+        ("which spotlight papers study unlearning?", "spotlight", "unlearning"),
+        ("how many accepted papers study machine unlearning?", "accepted", "machine unlearning"),
+        # Asking about a decision, or "oral" as a word of the topic, is no filter.
+        ("was the memory mosaics paper an oral or a poster?", None, None),
+        ("oral health datasets", None, "oral health datasets"),
+        ("Which multi-view clustering papers were accepted at ICLR 2026?", None, None),
+    ],
+)
+def test_a_decision_written_in_the_question_filters_like_the_flag(question, status, search):
+    query = parse(question)
+    assert query.status == status and query.status_in_text == (status is not None)
+    if search is not None:
+        assert query.search == search
+    assert parse(question, status="poster").status == "poster"  # the flag wins
+
+
+def test_a_written_decision_is_dropped_where_the_store_keeps_none_but_a_flag_is_an_error():
+    from rag.errors import InputError
+    from rag.query import within_facets
+
+    assert within_facets(parse("accepted papers on unlearning"), {}, {}).status is None
+    with pytest.raises(InputError, match="no accepted papers in the store"):
+        within_facets(parse("papers on unlearning", status="accepted"), {}, {})
