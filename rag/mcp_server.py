@@ -4,12 +4,12 @@
     from rag.mcp_server import run_mcp
     run_mcp(Papers(store="~/papers"))       # serves on stdin/stdout until the client closes stdin
 
-Five tools, each a thin call into `Papers`: `search_papers`, `ask`, `get_paper`, `similar_papers` and
+Six tools, each a thin call into `Papers`: `search_papers`, `ask`, `get_paper`, `similar_papers` and
 `count_papers`, returning the same JSON objects as `rag search --json`, `rag ask --json`, `rag show --json`,
-`rag similar --json` and `rag trend --json`. A failure the user can cause (an empty
-question, an unknown id, a missing store) comes back as a tool error carrying the `RagError`'s one-line
-message, so the assistant can read it and correct itself; anything else is an error result naming only the
-tool, with the traceback on stderr. The server never dies of a bad call.
+`rag similar --json` and `rag trend --json`, and `export_papers`, the text of `--format bibtex|markdown|csv`.
+A failure the user can cause (an empty question, an unknown id, a missing store) comes back as a tool error
+carrying the `RagError`'s one-line message, so the assistant can read it and correct itself; anything else is an
+error result naming only the tool, with the traceback on stderr. The server never dies of a bad call.
 
 stdout is the transport: while serving, the SDK points file descriptor 1 at stderr and talks over a private
 duplicate, so a stray print or progress bar (the default store filling itself on first use) lands on stderr
@@ -70,12 +70,14 @@ DraftText = Annotated[
     str | None, Field(description="An abstract or a draft paragraph to find papers like (or give `paper_id`).")
 ]
 Topic = Annotated[str, Field(description='A topic, e.g. "machine unlearning", or "how many papers study X?".')]
+PaperIds = Annotated[list[str], Field(description='Paper ids as cited in answers, e.g. ["001-02", "000-01"].')]
+Format = Annotated[Literal["bibtex", "markdown", "csv"], Field(description="bibtex (default), markdown or csv.")]
 
 INSTRUCTIONS = (
     "Question answering over a store of research-paper abstracts (ICLR). Use `ask` for a question that wants an "
     "answer, `search_papers` to list matching papers, `get_paper` for one paper's full abstract, `similar_papers` "
     "for the papers closest to a paper or a draft (a related-work check), and `count_papers` for how many papers "
-    "are on a topic, by year, area and decision. Papers are "
+    "are on a topic, by year, area and decision, and `export_papers` for BibTeX, Markdown or CSV. Papers are "
     "identified by ids such as 001-02; answers cite them in [brackets], and every cited id is one of the "
     "returned sources. Quote those ids when you relay an answer."
 )
@@ -120,6 +122,13 @@ COUNT = (
     "judged, by_year, by_area, by_status, members, sample, membership}: when `complete` is false the count is a "
     "lower bound (members reach the depth read); `sample` holds the most relevant members as sources. Cite a "
     "paper by its id in [brackets]."
+)
+
+
+EXPORT = (
+    "The papers with these ids (as cited in [brackets] by the other tools), in the order given, as BibTeX entries "
+    "(title, booktitle, year, url, a note with the id and decision; a stable key per paper), a Markdown list or "
+    "CSV rows: the text to paste into a LaTeX file, notes or a spreadsheet. An unknown id is an error."
 )
 
 
@@ -213,6 +222,16 @@ def build_server(papers: Papers) -> MCPServer:
         topic: Topic, year: Year = None, venue: Venue = None, area: Area = None, status: Status = None
     ) -> dict[str, Any]:
         return _user_errors(lambda: trend_json(papers.trend(topic, year=year, venue=venue, area=area, status=status)))
+
+    @server.tool(description=EXPORT)
+    def export_papers(ids: PaperIds, format: Format = "bibtex") -> str:  # `format`: the name the assistant sees
+        from .export import export
+
+        def run() -> str:
+            wanted = list(dict.fromkeys(i.strip().strip("[]").strip() for i in ids if i.strip()))
+            return export([papers.get(i) for i in wanted], format)
+
+        return _user_errors(run)
 
     return server
 

@@ -84,9 +84,9 @@ def _text(result: CallToolResult) -> str:
     return result.content[0].text
 
 
-def test_lists_the_five_tools_with_input_schemas(server):
+def test_lists_the_six_tools_with_input_schemas(server):
     tools = server.tools()
-    assert set(tools) == {"search_papers", "ask", "get_paper", "similar_papers", "count_papers"}
+    assert set(tools) == {"search_papers", "ask", "get_paper", "similar_papers", "count_papers", "export_papers"}
     assert tools["count_papers"].input_schema["required"] == ["topic"]
     assert {"paper_id", "text", "k", "status"} <= set(tools["similar_papers"].input_schema["properties"])
     assert tools["search_papers"].input_schema["required"] == ["query"]
@@ -170,6 +170,18 @@ def test_count_papers_counts_a_topic_by_year_and_decision(server):
     assert spotlight["members"] == ["004-05"]
 
 
+def test_export_papers_gives_bibtex_an_assistant_can_paste(server):
+    import bibtexparser
+
+    result = server.call("export_papers", ids=["[001-02]", "000-01"])
+    assert not result.is_error
+    entries = bibtexparser.loads(_text(result)).entries
+    assert [e["note"].split(";")[0] for e in entries] == ["id 001-02", "id 000-01"]
+    assert all(e["url"].startswith("https://openreview.net/forum?id=") for e in entries)
+    rows = _text(server.call("export_papers", ids=["000-01"], format="csv")).splitlines()
+    assert rows[0] == "id,title,year,venue,area,status,url" and rows[1].startswith("000-01,")
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
@@ -187,6 +199,8 @@ def test_count_papers_counts_a_topic_by_year_and_decision(server):
         ("similar_papers", {}, "give either a paper id or a text"),
         ("similar_papers", {"text": "graph nets"}, "the text is too short to compare"),
         ("count_papers", {"topic": "unlearning", "area": "nowhere"}, "no papers of area 'nowhere' in the store"),
+        ("export_papers", {"ids": ["999-99"]}, "no paper with id '999-99'"),
+        ("export_papers", {"ids": ["001-02"], "format": "ris"}, "format: Input should be 'bibtex'"),
     ],
 )
 def test_user_errors_come_back_as_one_line_tool_errors(server, tool, arguments, message):
