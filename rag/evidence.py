@@ -7,7 +7,6 @@ backend quotes the winners; the local backend hands them to its model. Determini
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,7 @@ from .lexicon import SEVERAL_PAPERS as _SEVERAL
 from .policy import Policy
 from .query import Query, names_any
 from .terms import topic_words
-from .text import content_words, split_sentences, tidy_latex
+from .text import LINK, content_words, split_sentences, tidy_latex
 from .types import Source, Verdict
 
 if TYPE_CHECKING:
@@ -32,17 +31,16 @@ if TYPE_CHECKING:
 # (score, position in the abstract, sentence)
 Scored = tuple[float, int, str]
 
-# "Code is available at https://github.com/…/SelKD." answers nothing but "where is the code?": 9% of the corpus's
-# abstracts end with one, and a paper's name inside the link makes it the closest sentence to "what is SelKD?".
-_LINK = re.compile(r"https?://\S+|\\(?:url|href)\{[^}]*\}(?:\{[^}]*\})?|\bgithub\.\S+|\S+\.github\.io\S*", re.I)
-
 
 def is_pointer(sentence: str, limit: int) -> bool:
     """Whether `sentence` only points to code, data or a project page: a link and at most `limit` other words
     naming them (`Policy.pointer_words`; longer sentences holding a link say something else as well)."""
-    if not _LINK.search(sentence):
+    # "Code is available at https://github.com/…/SelKD." answers nothing but "where is the code?": 9% of the
+    # corpus's abstracts end with one, and a paper's name inside the link makes it the closest sentence to "what is
+    # SelKD?".
+    if not LINK.search(sentence):
         return False
-    rest = _LINK.sub(" ", sentence).split()
+    rest = LINK.sub(" ", sentence).split()
     return len(rest) <= 3 or (bool(_POINTING.search(" ".join(rest))) and len(rest) <= limit)
 
 

@@ -13,6 +13,8 @@ The rules, in the order a refusal names them:
 - a question naming a paper (a retrieved paper writes one of its names) and a dataset, benchmark, metric or model
   that none of the retrieved papers writes ("what FID does DiVeQ reach on ImageNet?" of a DiVeQ abstract without
   FID or ImageNet): the abstracts do not report it, and the refusal quotes what the paper does report;
+- (not a rule on the evidence) a question asking a field of its found paper's record that the store does not hold:
+  its authors, a code link its abstract does not write, a decision not recorded (rag.record);
 - the best paper under the bar: its calibrated relevance under `calibration.relevance_bar` (unless a paper writes
   the name a "what is X?" question asks about), or with the reranker off its cosine under `min_score` (less a
   slack for a paper holding every term of the question).
@@ -29,6 +31,7 @@ from .facets import facets_held, gives_count, holds_topic, missing_text
 from .lexical import term_coverages
 from .policy import EVIDENCE, Policy
 from .query import Query, mentions, names_any
+from .record import asked_paper, holds, not_held, writes_a_name
 from .terms import term_evidence, term_stats, topic_words, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
@@ -39,7 +42,28 @@ Judge = Callable[[Query, Sequence[Source], Policy], Verdict]
 
 
 def judge(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
-    """The verdict on answering `query` from `sources` (best first) under `policy`."""
+    """The verdict on answering `query` from `sources` (best first) under `policy`: the evidence's, and for a
+    question asking a field of its paper's record (rag.record), once the paper is found, whether the store holds it."""
+    verdict = evidence_verdict(query, sources, policy)
+    field = query.asks_record
+    if field is None or not sources:
+        return verdict
+    # Papers the user chose are the papers asked about ("who wrote it?"), whatever names the question holds.
+    paper = asked_paper(() if policy.bars_off else query.specifics, sources)
+    if paper is None:
+        # The question names a paper none shown writes: no answer from another paper's record; no store holds
+        # authors, so that much is said.
+        return Verdict(False, "not_held", asked=field) if field == "authors" else verdict
+    # The paper is found when the evidence answers, or when it writes the name the question gives it (the
+    # cross-encoder reads "is there a github link for the FeDaL code?" as barely about FeDaL's abstract: 0.01).
+    if not (verdict.answers or writes_a_name(query.specifics, paper)):
+        return verdict
+    held = holds(field, paper)  # type: ignore[arg-type]
+    return Verdict(held, "record" if held else "not_held", paper, asked=field)
+
+
+def evidence_verdict(query: Query, sources: Sequence[Source], policy: Policy) -> Verdict:
+    """Whether `sources` (best first) answer `query` under `policy`, by the rules or the learned judge."""
     if not sources:
         return Verdict(False, "no_papers")
     defined = defines_name(query, sources)
@@ -157,6 +181,8 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
     lead = "The indexed abstracts don't answer this: "
     closest = verdict.closest
     restriction = query.venue or query.year or (f"{query.since} on" if query.since is not None else None)
+    if verdict.reason == "not_held":
+        return f"{lead}{not_held(verdict.asked, closest, query.specifics)}"  # type: ignore[arg-type]
     if verdict.reason == "no_papers" or closest is None:
         if restriction:  # say which restriction emptied the search: "ICLR 2027" is a typo the user can fix
             return f"{lead}the store has no paper from {restriction}."

@@ -30,6 +30,7 @@ from .lexical import LexicalIndex, get_index, term_coverage
 from .llm import drain
 from .policy import Policy
 from .query import Query, list_evidence, reads_as_topic
+from .record import asked_field, asked_paper, record_answer
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
 from .terms import term_stats, topic_words
@@ -68,16 +69,27 @@ class Pipeline:
         self.reranker = reranker
         self.query_embedder = get_query_embedder(settings, embedder)
 
+    def minilm(self) -> OnnxMiniLM:
+        """The packaged MiniLM, whatever model embeds the store: the list reader was fitted, and the record bar
+        chosen, on its vectors."""
+        if isinstance(self.embedder, OnnxMiniLM):
+            return self.embedder
+        return get_embedder(replace(self.settings, embed_backend="onnx"))  # type: ignore[return-value]
+
     def asks_for_list(self, query: Query, policy: Policy) -> Query:
         """`query` with `wants_list` as the list reader reads its question (the rules' reading without one)."""
         if policy.list_reader is None:
             return query
-        # The reader was fitted on the packaged MiniLM's vectors, whatever model embeds the store.
-        embedder = self.embedder
-        if not isinstance(embedder, OnnxMiniLM):
-            embedder = get_embedder(replace(self.settings, embed_backend="onnx"))
-        values = [*embedder.embed([query.text])[0], *list_evidence(query.text)]
+        values = [*self.minilm().embed([query.text])[0], *list_evidence(query.text)]
         return replace(query, wants_list=policy.list_reader.asks_for_list(values))
+
+    def asks_of_record(self, query: Query, sources: list[Source], k: int, policy: Policy) -> Query:
+        """`query` with the field of its paper's record it asks for (rag.record), of the paper it asks about among
+        the `k` shown."""
+        if not sources:
+            return query
+        paper = asked_paper(query.specifics, sources[:k]) or by_closeness(sources[:k])[0]
+        return replace(query, asks_record=asked_field(query.text, paper, self.minilm(), policy.record_bar))
 
     # -- stages ----------------------------------------------------------------------------------------
 
@@ -118,6 +130,7 @@ class Pipeline:
                 if query.is_topic and query.wants_list:
                     scored = replace(query, search=topic_words(query.search, policy.topic_word_uses))
                 sources = self.reranker.rerank(scored, sources, calibration)
+            query = self.asks_of_record(query, sources, k, policy)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -268,6 +281,15 @@ def respond(
     if verdict.answers and more:
         verdict = list_beyond(query, verdict, more, policy)
     top = sources if shown is None else sources[:shown]
+    if verdict.reason == "record" and verdict.closest is not None:
+        # The field is in the paper's record (its decision, the code link its abstract writes): no model needed.
+        paper = verdict.closest
+        text = record_answer(verdict.asked, paper)  # type: ignore[arg-type]
+        yield Event("text", text=text)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        listed = [paper, *(s for s in top if s is not paper)]
+        yield Event("answer", answer=Answer(query, text, [paper.id], listed, False, "extractive", [], timings, None))
+        return
     if not verdict.answers:
         text = refusal(verdict, query, policy)
         yield Event("text", text=text)

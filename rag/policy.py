@@ -212,6 +212,10 @@ class Policy:
     topic_word_uses: int = 10
     # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
     count_window: int = 5
+    # A question asks a field of its paper's record (rag.record) when its cosine to that field's question reaches
+    # this: midway between the spent sets' closest question asking none (0.454) and the next asking one (0.488),
+    # the bar that reads most of them right (docs/EVALUATION.md, "Questions about a paper's record").
+    record_bar: float = 0.47
 
     # -- evidence selection (rag.evidence) --
     # A sentence's score is its cosine to the question plus this weight times its share of the question's words.

@@ -389,6 +389,9 @@ class Query:
     names: tuple[str, ...] = ()  # coined names and acronyms, as written
     counts: str | None = None  # what a "how many …?" question counts ("parameters"): a paper must give a number of it
     defines: str | None = None  # the coined name a "what is X?" question asks about: a paper naming it answers
+    # The field of its paper's record the question asks for ("authors", "code", "decision"; rag.record), read by
+    # the pipeline once the paper is found; None: it asks what the abstract says.
+    asks_record: str | None = None
     # Coined names and letter-digit words of the search text ("DiVeQ", "ImageNet", "CIFAR-10"): a question naming
     # a paper and a detail that paper never writes is a near miss (rag.judge.lacking_details).
     specifics: tuple[str, ...] = ()

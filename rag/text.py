@@ -85,6 +85,8 @@ def content_words(text: str) -> set[str]:
 _PLAIN_SPECIALS = re.compile(r"(?<!\\)([%&#])")
 
 
+# A link written in an abstract: a URL, a LaTeX \\url or \\href, a bare github.com/… or …github.io address.
+LINK = re.compile(r"https?://\S+|\\(?:url|href)\{[^}]*\}(?:\{[^}]*\})?|\bgithub\.\S+|\S+\.github\.io\S*", re.I)
 # \url{…} and \href{…}{…}: pylatexenc leaves them as written, and a URL's "_" or "%" must not be read as LaTeX.
 _LATEX_LINK = re.compile(r"\\url\{([^{}]*)\}|\\href\{([^{}]*)\}(?:\{([^{}]*)\})?")
 

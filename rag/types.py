@@ -98,6 +98,8 @@ Reason = Literal[
     "relevance",  # the best paper's calibrated relevance is below the bar
     "score",  # the best paper's cosine is below the bar (the reranker off)
     "judged",  # the learned judge: no candidate is likely enough to answer (its weakest evidence says why)
+    "record",  # the question asks a field of its paper's record the store holds (rag.record): answered from it
+    "not_held",  # the question asks a field of its paper's record the store does not hold (authors, a code link)
 ]
 
 
@@ -127,6 +129,8 @@ class Verdict:
     # A "detail" refusal: the question's names the closest paper writes, and those no relevant paper naming it does.
     named: tuple[str, ...] = ()
     unnamed: tuple[str, ...] = ()
+    # A "record" or "not_held" verdict: the field of `closest`'s record asked for (rag.record.FIELD_QUESTIONS).
+    asked: str | None = None
 
     def listed_only(self, quoted: int) -> frozenset[str]:
         """The members an answer names by title and id, not quoting them: the rules judge's members below k, and

@@ -1,0 +1,108 @@
+"""Questions about a paper's record, not its abstract (rag.record): who wrote it, where its code is, how it was decided.
+
+The store holds decisions and links, no authors; an abstract may write a code link. Each question is asked through
+the whole path (the real MiniLM reads which field is asked, the real cross-encoder finds the paper), against the
+seed store and the 19 real ICLR records of tests/data/iclr_unlearning_sample.jsonl (titles and decisions).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rag import Papers
+from rag.cli import app
+from rag.record import holds, not_held, without_names
+from rag.types import Source
+
+runner = CliRunner()
+SAMPLE = Path(__file__).parent / "data" / "iclr_unlearning_sample.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sample_only(tmp_path_factory) -> Path:
+    """A store of the 19 sample records alone: real titles and every kind of decision."""
+    target = tmp_path_factory.mktemp("record-store") / "store"
+    result = runner.invoke(app, ["ingest", str(SAMPLE), "--store", str(target)])
+    assert result.exit_code == 0, result.output
+    return target
+
+
+def test_who_wrote_a_paper_is_told_the_store_holds_no_authors_with_the_paper_and_its_link(seed_store_dir):
+    answer = Papers(store=seed_store_dir).ask("Who wrote DiffSDA, and which lab is it from?")
+    assert answer.abstained and answer.citations == []
+    # DiffSDA is written by 002-17 only, which the cross-encoder ranks third for "who wrote …": the paper named.
+    assert answer.sources[0].id == "002-17"
+    assert "no authors or affiliations" in answer.answer and "002-17" in answer.answer
+    assert "https://openreview.net/forum?id=tooDJHBSvO" in answer.answer
+    assert "\n" not in answer.answer
+
+
+def test_a_decision_is_answered_from_the_record_citing_the_paper(seed_store_dir):
+    answer = Papers(store=seed_store_dir).ask("was DiVeQ an oral or a poster?")
+    assert not answer.abstained
+    assert answer.citations == ["000-01"]
+    assert answer.answer.startswith("[000-01] was accepted as a poster at ICLR 2026.")
+
+
+def test_a_code_link_the_abstract_writes_is_quoted(seed_store_dir):
+    answer = Papers(store=seed_store_dir).ask("where can I find the code for SelKD?")
+    assert answer.citations == ["004-14"]
+    assert "https://github.com/machoshi/SelKD" in answer.answer
+
+
+def test_a_code_link_no_abstract_writes_is_refused_with_the_papers_page(seed_store_dir):
+    answer = Papers(store=seed_store_dir).ask("is there a github link for the FeDaL code?")
+    assert answer.abstained and answer.citations == []
+    assert "the abstract of 000-11 gives no code link" in answer.answer
+    assert "https://openreview.net/forum?id=HK6t5x5gJq" in answer.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "which papers study unlearning?",
+        "what is DiVeQ?",
+        "for DemoGrasp and FSD, what real-world robot results do the authors report?",
+        "How many lines of code do you have to change in the standard LlamaAttention implementation to apply "
+        "ZeroTuning?",
+        "Which multi-view clustering papers were accepted at ICLR 2026?",
+        "which papers in this collection are from ICLR 2025?",
+    ],
+)
+def test_questions_about_what_abstracts_say_are_not_read_as_record_questions(seed_store_dir, question):
+    answer = Papers(store=seed_store_dir).ask(question)
+    assert answer.query.asks_record is None
+    assert "no authors" not in answer.answer and "no code link" not in answer.answer
+
+
+def test_a_titled_store_answers_each_decision_and_names_the_title(sample_only):
+    papers = Papers(store=sample_only)
+    poster = papers.ask("was MUSE an oral or a poster?")
+    assert poster.citations == ["TArmA033BU"] and "was accepted as a poster" in poster.answer
+    rejected = papers.ask("was MU-Bench accepted as an oral or a poster?")  # desk rejected
+    assert rejected.citations == ["O9W9DesXid"] and "was rejected" in rejected.answer
+    unknown = papers.ask("was the PII regurgitation paper an oral or a poster?")
+    assert unknown.abstained and "the store holds no decision for 5sq3T1as2g" in unknown.answer
+    authors = papers.ask("who are the authors of MUSE?")
+    assert authors.abstained and "“MUSE: Machine Unlearning Six-Way Evaluation for Language Models”" in authors.answer
+
+
+def test_a_record_answer_needs_no_llm(seed_store_dir, monkeypatch):
+    # An endpoint nothing listens on: the decision is the store's, so the answer neither calls it nor warns.
+    monkeypatch.setenv("RAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    answer = Papers(store=seed_store_dir).ask("was DiVeQ an oral or a poster?", backend="openai")
+    assert answer.citations == ["000-01"] and answer.warnings == []
+
+
+def test_the_asked_field_is_read_without_the_papers_own_names():
+    paper = Source("x", None, 2026, "ICLR", 0.5, "", abstract="We propose DiVeQ, a quantizer.", status="unknown")
+    assert without_names("Who wrote DiVeQ? Is it on GitHub?", paper.text) == "Who wrote it? Is it on GitHub?"
+    assert not holds("decision", paper) and not holds("code", paper) and not holds("authors", paper)
+
+
+def test_authors_asked_of_a_paper_not_found_still_say_no_store_holds_authors():
+    said = not_held("authors", None, ("PURGE",))
+    assert said == "they hold no authors or affiliations, and no paper found writes PURGE."
