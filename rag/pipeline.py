@@ -231,6 +231,10 @@ class Pipeline:
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
+        if paper_ids is not None and found.query.asks_record is not None:
+            # A follow-up asking a field of the paper in focus ("who wrote it?"): that paper is the one asked
+            # about, whatever the evidence makes of "who wrote this paper".
+            policy = replace(policy, papers_chosen=True)
         # The learned judge weighs every candidate (a list's members may rank below k); the rules, the top k,
         # and a list's further members among the rest.
         learned = policy.judge_model is not None

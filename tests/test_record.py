@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from rag import Papers
 from rag.cli import app
+from rag.conversation import PastTurn
 from rag.record import holds, not_held, without_names
 from rag.types import Source
 
@@ -88,6 +89,16 @@ def test_a_titled_store_answers_each_decision_and_names_the_title(sample_only):
     assert unknown.abstained and "the store holds no decision for 5sq3T1as2g" in unknown.answer
     authors = papers.ask("who are the authors of MUSE?")
     assert authors.abstained and "“MUSE: Machine Unlearning Six-Way Evaluation for Language Models”" in authors.answer
+
+
+def test_a_follow_up_asks_the_record_of_the_paper_in_focus(seed_store_dir):
+    papers = Papers(store=seed_store_dir)
+    first = papers.ask("what is DiVeQ?")
+    history = [PastTurn("what is DiVeQ?", first.answer)]
+    authors = papers.ask("who wrote it?", history=history)
+    assert authors.abstained and "no authors or affiliations; the paper asked about is 000-01" in authors.answer
+    decided = papers.ask("was it an oral or a poster?", history=history)
+    assert decided.citations == ["000-01"] and "accepted as a poster" in decided.answer
 
 
 def test_a_record_answer_needs_no_llm(seed_store_dir, monkeypatch):
