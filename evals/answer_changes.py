@@ -1,7 +1,8 @@
 """Which answers a change changes: every question of the named sets through one checkout's pipeline, then two such
 runs compared set by set and question by question.
 
-    PYTHONPATH=TREE python evals/answer_changes.py dump OUT.pkl --store SEED_STORE --sets dev,test,dev2,sealed9
+    PYTHONPATH=TREE python evals/answer_changes.py dump OUT.pkl --store SEED_STORE --sets dev,test,dev2,sealed9 \
+        [--depth 20]
     python evals/answer_changes.py compare BEFORE.pkl AFTER.pkl      # per-set means, then each changed answer
 
 Scoring (per question, then the mean): citation precision over answered questions with gold (an answered
@@ -21,7 +22,7 @@ from pathlib import Path
 EVALS = Path(__file__).resolve().parent
 
 
-def dump(out: Path, store: Path, names: list[str]) -> None:
+def dump(out: Path, store: Path, names: list[str], depth: int | None) -> None:
     from rag.config import Settings
     from rag.embedding import get_embedder
     from rag.evaluation.questions import load_questions, load_split, select_split
@@ -42,8 +43,9 @@ def dump(out: Path, store: Path, names: list[str]) -> None:
             questions = load_questions([EVALS / f"{name}.jsonl"])
         rows = []
         for question in questions:
-            # As `rag eval` asks: RETRIEVAL_DEPTH papers retrieved (to score the ranking), the answer reading the top k.
-            answer = pipeline.answer(parse(question.question), depth=RETRIEVAL_DEPTH)
+            # As `rag eval` asks: `depth` papers retrieved (RETRIEVAL_DEPTH, to score the ranking), the answer reading
+            # the top k.
+            answer = pipeline.answer(parse(question.question), depth=depth or RETRIEVAL_DEPTH)
             rows.append(
                 {
                     "type": question.type,
@@ -103,12 +105,13 @@ def main() -> None:
     dumping.add_argument("out", type=Path)
     dumping.add_argument("--store", type=Path, required=True)
     dumping.add_argument("--sets", required=True)
+    dumping.add_argument("--depth", type=int, help="papers retrieved (default: rag eval's RETRIEVAL_DEPTH)")
     comparing = commands.add_parser("compare")
     comparing.add_argument("before", type=Path)
     comparing.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "dump":
-        dump(args.out, args.store, args.sets.split(","))
+        dump(args.out, args.store, args.sets.split(","), args.depth)
     else:
         compare(pickle.loads(args.before.read_bytes()), pickle.loads(args.after.read_bytes()))
 

@@ -40,6 +40,7 @@ SETS = {
     "sealed12": ["evals/sealed12.jsonl"],
     "sealed13": ["evals/sealed13.jsonl"],
     "sealed14": ["evals/sealed14.jsonl"],
+    "sealed15": ["evals/sealed15.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -130,7 +130,6 @@ class Pipeline:
                 if query.is_topic and query.wants_list:
                     scored = replace(query, search=topic_words(query.search, policy.topic_word_uses))
                 sources = self.reranker.rerank(scored, sources, calibration)
-            query = self.asks_of_record(query, sources, k, policy)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -229,6 +228,8 @@ class Pipeline:
         chosen = self.backend(backend or self.settings.backend, policy)
         spare = self.backend("extractive", policy) if fallback and chosen.name != "extractive" else None
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
+        # Only a question is asked of a paper's record: a search is not, and does not pay for reading it.
+        found = replace(found, query=self.asks_of_record(found.query, found.sources, k, policy))
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
         if paper_ids is not None and found.query.asks_record is not None:
