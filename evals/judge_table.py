@@ -41,6 +41,7 @@ SETS = {
     "sealed13": ["evals/sealed13.jsonl"],
     "sealed14": ["evals/sealed14.jsonl"],
     "sealed15": ["evals/sealed15.jsonl"],
+    "sealed16": ["evals/sealed16.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -30,7 +30,7 @@ from .lexical import LexicalIndex, get_index, term_coverage
 from .llm import drain
 from .policy import Policy
 from .query import Query, list_evidence, reads_as_topic
-from .record import asked_field, asked_paper, record_answer
+from .record import asked_field, asked_paper, named_paper, record_answer
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
 from .terms import term_stats, topic_words
@@ -83,13 +83,19 @@ class Pipeline:
         values = [*self.minilm().embed([query.text])[0], *list_evidence(query.text)]
         return replace(query, wants_list=policy.list_reader.asks_for_list(values))
 
-    def asks_of_record(self, query: Query, sources: list[Source], k: int, policy: Policy) -> Query:
-        """`query` with the field of its paper's record it asks for (rag.record), of the paper it asks about among
-        the `k` shown."""
-        if not sources:
+    def asks_of_record(
+        self, query: Query, sources: list[Source], k: int, policy: Policy, chosen: bool = False
+    ) -> Query:
+        """`query` with the field of its paper's record it asks for (rag.record), when it names one of the `k`
+        shown (or the user `chosen` the papers: a follow-up about the paper in focus)."""
+        shown = sources[:k]
+        paper = named_paper(query.text, query.specifics, shown, policy.record_title_words)
+        if paper is None and chosen and shown:
+            paper = asked_paper(query.specifics, shown) or by_closeness(shown)[0]
+        if paper is None:
             return query
-        paper = asked_paper(query.specifics, sources[:k]) or by_closeness(sources[:k])[0]
-        return replace(query, asks_record=asked_field(query.text, paper, self.minilm(), policy.record_bar))
+        field = asked_field(query.text, paper, self.minilm(), policy.record_bar, policy.record_title_words)
+        return replace(query, asks_record=field)
 
     # -- stages ----------------------------------------------------------------------------------------
 
@@ -229,7 +235,8 @@ class Pipeline:
         spare = self.backend("extractive", policy) if fallback and chosen.name != "extractive" else None
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
         # Only a question is asked of a paper's record: a search is not, and does not pay for reading it.
-        found = replace(found, query=self.asks_of_record(found.query, found.sources, k, policy))
+        asked = self.asks_of_record(found.query, found.sources, k, policy, chosen=paper_ids is not None)
+        found = replace(found, query=asked)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
         if paper_ids is not None and found.query.asks_record is not None:

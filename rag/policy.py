@@ -216,6 +216,10 @@ class Policy:
     # this: midway between the spent sets' closest question asking none (0.454) and the next asking one (0.488),
     # the bar that reads most of them right (docs/EVALUATION.md, "Questions about a paper's record").
     record_bar: float = 0.47
+    # A question naming its paper by title: the longest run of at least this many consecutive title words is the
+    # paper's name, read as "it" like its coined names (0: titles are not read). 3 to 6 read the dev half of
+    # evals/record_title_questions.jsonl alike (`python evals/record_titles.py`); 4 is the middle.
+    record_title_words: int = 4
 
     # -- evidence selection (rag.evidence) --
     # A sentence's score is its cosine to the question plus this weight times its share of the question's words.

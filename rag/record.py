@@ -10,15 +10,16 @@ link, where the user will find it.
 
 Which field a question asks for is read by meaning, not by a word list: the question, with the names its paper
 writes replaced by "it" (so "who wrote the DiVeQ paper" and "who wrote the PURGE paper" read alike), is embedded with
-the packaged MiniLM and compared with one question per field (`FIELD_QUESTIONS`); the closest field is asked when
-its cosine reaches `Policy.record_bar`, chosen on the spent question sets (docs/EVALUATION.md, "Questions about a
-paper's record").
+the packaged MiniLM and compared with a question or two per field (`FIELD_QUESTIONS`); the closest field is asked
+when its cosine reaches `Policy.record_bar`, chosen on the spent question sets (docs/EVALUATION.md, "Questions about
+a paper's record"). A title written in the question is the paper's name too (`Policy.record_title_words`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Literal
 
 from .query import mentions, specific_names
@@ -36,6 +37,7 @@ __all__ = [
     "asked_field",
     "asked_paper",
     "holds",
+    "named_paper",
     "not_held",
     "record_answer",
     "without_names",
@@ -44,12 +46,15 @@ __all__ = [
 
 RecordField = Literal["authors", "code", "decision"]
 
-# One question per field, as a user would ask it of a paper called "it": the field a question asks for is the one
-# whose question it reads closest to.
-FIELD_QUESTIONS: dict[RecordField, str] = {
-    "authors": "who wrote it, and which lab or university are the authors from",
-    "code": "where can I find the code or github repository for it",
-    "decision": "was it accepted as an oral, a spotlight or a poster",
+# Questions a user would ask of a paper called "it", per field: the field a question asks for is the one with the
+# question it reads closest to. A decision is asked of by its presentation or by its outcome.
+FIELD_QUESTIONS: dict[RecordField, tuple[str, ...]] = {
+    "authors": ("who wrote it, and which lab or university are the authors from",),
+    "code": ("where can I find the code or github repository for it",),
+    "decision": (
+        "was it accepted as an oral, a spotlight or a poster",
+        "what was the decision on it, accepted or rejected",
+    ),
 }
 
 # A decision (rag.corpus.DECISIONS) as an answer says it.
@@ -62,15 +67,54 @@ _DECIDED = {
     "withdrawn": "withdrawn",
 }
 _field_vectors: dict[str, np.ndarray] = {}
+_TITLE_WORD = re.compile(r"\w+(?:['’-]\w+)*")
 
 
-def without_names(question: str, paper_text: str) -> str:
-    """`question` with each specific name that `paper_text` writes replaced by "it": what is asked of the paper, not
-    which paper ("Who wrote the ZeroTuning paper?" → "Who wrote the it paper?")."""
+def without_names(question: str, paper_text: str, title: str | None = None, title_words: int = 0) -> str:
+    """`question` with each specific name that `paper_text` writes replaced by "it", and the longest run of at least
+    `title_words` consecutive words of the paper's `title` (or all of it; 0: none), its name too: what is asked of
+    the paper, not which paper ("Who wrote the ZeroTuning paper?" → "Who wrote the it paper?")."""
+    if title and title_words:
+        question = _without_title(question, title, title_words)
     for name in sorted(specific_names(question), key=len, reverse=True):
         if mentions(name, paper_text):
             question = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "it", question, flags=re.I)
     return question
+
+
+def _title_run(question: str, title: str, least: int) -> tuple[int, int] | None:
+    """Where `question` quotes `title`: the character span of its longest run of consecutive title words (case and
+    punctuation aside), when the run is at least `least` words long or the whole title; else None."""
+    words = list(_TITLE_WORD.finditer(question))
+    titled = _TITLE_WORD.findall(title.lower())
+    run = SequenceMatcher(None, [w.group(0).lower() for w in words], titled, autojunk=False).find_longest_match()
+    if run.size == 0 or run.size < min(least, len(titled)):
+        return None
+    return words[run.a].start(), words[run.a + run.size - 1].end()
+
+
+def _without_title(question: str, title: str, least: int) -> str:
+    """`question` with the title it quotes (`_title_run`) replaced by "it"."""
+    span = _title_run(question, title, least)
+    return f"{question[: span[0]]}it{question[span[1] :]}" if span else question
+
+
+def named_paper(question: str, names: Sequence[str], sources: Sequence[Source], title_words: int) -> Source | None:
+    """The paper `question` names, among `sources`: the closest writing one of its specific `names` that no other
+    source writes ("PURGE", not "LoRA", which many papers write), or whose title it quotes (`_title_run`); None when
+    it names none. Only a named paper is asked of its record: "who has published on machine unlearning?" asks for
+    papers, however close it reads to "who wrote it?"."""
+    named = []
+    for source in sources:
+        own = any(
+            mentions(name, source.text)
+            and not any(mentions(name, other.text) for other in sources if other is not source)
+            for name in names
+        )
+        quoted = bool(source.title and title_words and _title_run(question, source.title, title_words))
+        if own or quoted:
+            named.append(source)
+    return max(named, key=lambda s: s.closeness, default=None)
 
 
 def asked_paper(names: Sequence[str], sources: Sequence[Source]) -> Source | None:
@@ -88,16 +132,19 @@ def writes_a_name(names: Sequence[str], paper: Source) -> bool:
     return any(mentions(name, paper.text) for name in names)
 
 
-def asked_field(question: str, paper: Source, embedder: Embedder, bar: float) -> RecordField | None:
+def asked_field(
+    question: str, paper: Source, embedder: Embedder, bar: float, title_words: int = 0
+) -> RecordField | None:
     """The record field `question` asks of `paper` (its closest match), or None when no field's question is within
-    cosine `bar` of it."""
+    cosine `bar` of it. `title_words`: see `without_names`."""
     key = getattr(embedder, "name", type(embedder).__name__)
+    fields = [field for field, asked in FIELD_QUESTIONS.items() for _ in asked]
     if key not in _field_vectors:
-        _field_vectors[key] = embedder.embed(list(FIELD_QUESTIONS.values()))
-    (vector,) = embedder.embed([without_names(question, paper.text)])
+        _field_vectors[key] = embedder.embed([text for asked in FIELD_QUESTIONS.values() for text in asked])
+    (vector,) = embedder.embed([without_names(question, paper.text, paper.title, title_words)])
     similarities = _field_vectors[key] @ vector
     best = int(similarities.argmax())
-    return list(FIELD_QUESTIONS)[best] if similarities[best] >= bar else None
+    return fields[best] if similarities[best] >= bar else None
 
 
 def holds(field: RecordField, paper: Source) -> bool:

@@ -71,6 +71,10 @@ def test_a_code_link_no_abstract_writes_is_refused_with_the_papers_page(seed_sto
         "ZeroTuning?",
         "Which multi-view clustering papers were accepted at ICLR 2026?",
         "which papers in this collection are from ICLR 2025?",
+        # Close to "who wrote it?" by meaning (0.53), but no paper is named: papers are asked for.
+        "who has published on machine unlearning?",
+        # "LLMs" is written by many papers: it names none of them.
+        "who has written about LLMs?",
     ],
 )
 def test_questions_about_what_abstracts_say_are_not_read_as_record_questions(seed_store_dir, question):
@@ -89,6 +93,28 @@ def test_a_titled_store_answers_each_decision_and_names_the_title(sample_only):
     assert unknown.abstained and "the store holds no decision for 5sq3T1as2g" in unknown.answer
     authors = papers.ask("who are the authors of MUSE?")
     assert authors.abstained and "“MUSE: Machine Unlearning Six-Way Evaluation for Language Models”" in authors.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "paper", "said"),
+    [
+        ("Was 'Machine Unlearning via Simulated Oracle Matching' an oral or a poster?", "3vXpZpOn29", "a poster"),
+        (
+            "what was the decision on Improved Localized Machine Unlearning Through the Lens of Memorization?",
+            "2m5XI3nM46",
+            "was rejected",
+        ),
+        ("who wrote unlearning-based neural interpretations", "PBjCTeDL6o", "no authors or affiliations"),
+    ],
+)
+def test_a_paper_named_by_its_title_is_asked_its_record(sample_only, question, paper, said):
+    answer = Papers(store=sample_only).ask(question)
+    assert answer.sources[0].id == paper and said in answer.answer
+
+
+def test_a_question_about_what_a_titled_paper_says_is_not_a_record_question(sample_only):
+    answer = Papers(store=sample_only).ask("what does 'Data Unlearning in Diffusion Models' propose?")
+    assert answer.query.asks_record is None and "SuHScQv5gP" in answer.citations
 
 
 def test_a_follow_up_asks_the_record_of_the_paper_in_focus(seed_store_dir):
@@ -112,6 +138,13 @@ def test_the_asked_field_is_read_without_the_papers_own_names():
     paper = Source("x", None, 2026, "ICLR", 0.5, "", abstract="We propose DiVeQ, a quantizer.", status="unknown")
     assert without_names("Who wrote DiVeQ? Is it on GitHub?", paper.text) == "Who wrote it? Is it on GitHub?"
     assert not holds("decision", paper) and not holds("code", paper) and not holds("authors", paper)
+    title = "Machine Unlearning via Simulated Oracle Matching"
+    asked = "was 'machine unlearning via simulated oracle matching' accepted?"
+    assert without_names(asked, "", title, 4) == "was 'it' accepted?"
+    assert (
+        without_names("which papers study machine unlearning?", "", title, 4)
+        == "which papers study machine unlearning?"
+    )
 
 
 def test_authors_asked_of_a_paper_not_found_still_say_no_store_holds_authors():
