@@ -177,7 +177,7 @@ def not_held(field: RecordField, paper: Source | None, names: Sequence[str] = ()
         return f"they hold no authors or affiliations, and no paper found writes {' or '.join(names)}."
     assert paper is not None
     if field == "authors":
-        title = f" (“{paper.title}”)" if paper.title else ""
+        title = f", “{paper.title}”" if paper.title else ""
         said = f"they hold no authors or affiliations; the paper asked about is {paper.id}{title}"
     elif field == "code":
         said = f"the abstract of {paper.id} gives no code link"
