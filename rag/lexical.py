@@ -48,6 +48,13 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+@lru_cache(maxsize=1)
+def tokenizer_fingerprint() -> str:
+    """What decides the terms an index holds (its stopwords and stemmer): an index saved under another one is
+    rebuilt, since a query tokenized today must meet the terms its documents were indexed with."""
+    return hashlib.sha256(("snowball-english\n" + "\n".join(bm25_stopwords())).encode()).hexdigest()[:16]
+
+
 def tokenize(texts: list[str]):
     import bm25s
 
@@ -142,7 +149,14 @@ class LexicalIndex:
                 )
             )
             (staging / "manifest.json").write_text(
-                json.dumps({"format": FORMAT_VERSION, "generation": self.generation, "chunks": len(self.chunk_ids)})
+                json.dumps(
+                    {
+                        "format": FORMAT_VERSION,
+                        "tokenizer": tokenizer_fingerprint(),
+                        "generation": self.generation,
+                        "chunks": len(self.chunk_ids),
+                    }
+                )
             )
             old = directory.with_name(directory.name + ".old")
             # Two processes may save at once (an ingest's refresh, and a server following the store rebuilding
@@ -169,7 +183,7 @@ class LexicalIndex:
 
         try:
             manifest = json.loads((directory / "manifest.json").read_text())
-            if manifest.get("format") != FORMAT_VERSION:
+            if manifest.get("format") != FORMAT_VERSION or manifest.get("tokenizer") != tokenizer_fingerprint():
                 return None
             docs = json.loads((directory / "docs.json").read_text())
             years = np.load(directory / "years.npy")

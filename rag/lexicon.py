@@ -7,16 +7,41 @@ about format rather than language (a citation `[ID]`, a paper id, a year on its 
 a file's header line) stay where they are used.
 
 This module holds 36 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
-and 748 listed words and phrases, in 13 word lists (a list built on another counts only the words it adds;
-words written inside a regex count with that regex, not here). `counts()` computes both numbers, and
-tests/test_lexicon.py checks this sentence against it.
+and 367 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
+words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
+the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
+the nine it lacks. `counts()` computes both numbers, and tests/test_lexicon.py checks this sentence against it.
 
-A bottom layer: it imports `re` and nothing of the project, so every module may import it.
+A bottom layer: it imports the standard library and nothing of the project, so every module may import it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
+
+# == function words: the library's list, and the few it lacks ================================================
+
+
+def _library_stopwords() -> frozenset[str]:
+    """NLTK's English stopword list as llama-index-core ships it, in its package data. Read as a file: nltk is
+    not needed, and importing bm25s (which carries the same list) costs 220 ms on the CLI path."""
+    # The top-level name is looked up without importing it (finding "llama_index.core" would import llama_index).
+    spec = importlib.util.find_spec("llama_index")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location, "core", "_static", "nltk_cache", "corpora", "stopwords", "english")
+        if path.is_file():
+            return frozenset(path.read_text(encoding="utf-8").split())
+    raise ImportError("llama-index-core's English stopword list is missing: reinstall llama-index-core")
+
+
+# Grammar words (articles, pronouns, auxiliaries, prepositions): the library's list, 198 words. Every word list
+# below that leaves out grammar is built on it; it is not ours, so it is not counted.
+FUNCTION_WORDS = _library_stopwords()
+# Modal verbs and the like that NLTK's list lacks. Read with FUNCTION_WORDS wherever it is.
+MORE_FUNCTION_WORDS = frozenset("also could would may might must shall via whose".split())
 
 # == what a question asks for: the search text (rag.query.search_text, rag.query.asks_for_list) ===============
 
@@ -85,25 +110,21 @@ PAPER_REQUEST = re.compile(
 # that do not end a topic may end the message ("kernel methods", "neural architecture search" keep theirs), and
 # only words that do not start one may start it ("reading comprehension", "state space models").
 REQUEST_WORDS = (
-    "i'd like to see their papers|what should i start with|what should i read|what should i cite|should i read|"
-    "should i cite|state of the art|related work section|related work|would you mind|do you know of|do you know|"
-    "i'd like to|i would like to|i want to|i need to|i'm new to|i am new to|new to|read up on|read up|"
-    "learn about|know about|written about|track down|dig up|point me to|point me|help me|tell me about|"
-    "introduction to|intro to|overview of|survey of|looking for|searching for|search for|look for|out there|"
-    "so far|lately|recently|for my project|for my thesis|for my paper|"
-    "papers|paper|works|work|research|literature|studies|articles|article|publications|publication|refs|"
-    "references|reads|reading|resources|material|approaches|methods|techniques|anything|something|stuff|"
-    "i'm|im|i|me|my|we|our|you|your|can|could|would|will|should|shall|do|does|did|is|are|was|were|has|have|"
-    "had|been|there's|there|it's|it|what's|what|which|who|whom|where|how|any|some|a|an|the|of|on|about|in|"
-    "into|to|for|from|regarding|concerning|around|related|covering|discussing|addressing|tackling|"
-    "investigating|studying|exploring|examining|that|this|these|those|much|many|lots|please|pls|plz|thanks|"
-    "thank|kindly|hi|hey|hello|also|just|really|good|great|best|relevant|recent|existing|prior|previous|key|"
-    "main|important|seminal|notable|influential|background|find|show|give|get|list|recommend|suggest|"
-    "searching|seeking|collect|gather|read|learn|understand|know|survey|cite|start|mind|need|want|like|see|"
-    "tell|overview|sota|exist|exists|available|done|published|written|writing|worked|working|and|or|with|by|"
+    "state of the art|related work section|i'm new to|i am new to|new to|track down|dig up|point me to|point me|"
+    "help me|introduction to|intro to|looking for|search for|look for|lately|recently|for my project|for my thesis|"
+    "papers|paper|works|work|research|literature|studies|articles|article|publications|publication|refs|references|"
+    "reads|reading|resources|material|approaches|methods|techniques|anything|something|stuff|im|there's|what's|"
+    "regarding|concerning|around|related|covering|discussing|addressing|tackling|investigating|studying|exploring|"
+    "examining|much|many|lots|please|pls|plz|thanks|thank|kindly|hi|hey|hello|really|good|great|best|relevant|"
+    "recent|existing|prior|previous|key|main|important|seminal|notable|influential|background|find|show|give|get|"
+    "list|recommend|suggest|searching|seeking|collect|gather|read|learn|understand|know|survey|cite|start|mind|"
+    "need|want|like|see|tell|overview|sota|exist|exists|available|done|published|written|writing|worked|working|"
     "anyone|anybody|people|proposed|suggesting|address|addresses|cover|covers|discuss|discusses|tackle|tackles|"
-    "investigate|investigates|study|explore|explores|examine|examines|so|far"
+    "investigate|investigates|study|explore|explores|examine|examines|far"
 )
+# The request words and phrases as the trimmer reads them: those above, and every function word ("tell me about",
+# "what should i read" are request words one by one).
+REQUEST_PHRASES = frozenset(REQUEST_WORDS.split("|")) | FUNCTION_WORDS | MORE_FUNCTION_WORDS
 # Request words that may close a message but also end topics, kept at the end: "kernel methods", "case studies",
 # "operations research". query._request_words_trimmed.
 REQUEST_WORDS_NOT_LAST = frozenset(
@@ -282,26 +303,6 @@ COMPARISON = re.compile(
     r"|in common)\b",
     re.I,
 )
-# Words that carry no topic of their own in a follow-up: question scaffolding, references, fillers.
-# followups.content_words ("what datasets does it use?" → datasets; none left: about the papers in focus).
-FOLLOWUP_FILLER = frozenset(
-    """
-    a about above after again all also an and another any are as at be been being both but by can could
-    did do does doing each either else for from further go had has have how i if in into is it its itself
-    just least less let like many may me might more most much must my neither no nor now of on one ones
-    only onto or other our over own please same say says said shall should so some such than that the their
-    them themselves then there these they this those to too under us very was we were what when where which
-    while who whom whose why will with would you your
-    tell explain describe elaborate detail details talk continue summarize summarise summary overview show
-    give list know want instead okay ok
-    compare compared compares comparing comparison contrast differ differs difference differences versus vs
-    similar similarity similarities common relate related relation
-    paper papers work works study studies article articles result results item items entry entries source
-    sources abstract abstracts method methods approach approaches model models framework technique algorithm
-    system propose proposes proposed use uses used using do year years number top last
-    first second third fourth fifth sixth seventh eighth ninth tenth two three four five six seven eight nine ten
-    """.split()
-)
 # The label an LLM may put before its rewritten question ("Standalone question: …"), removed by
 # followups.parse_condensed.
 CONDENSED_LABEL = re.compile(r"^(?:standalone question|rewritten question|question)\s*:\s*", re.I)
@@ -352,13 +353,12 @@ FACET_JOIN = re.compile(
 FACET_ALTERNATIVE = re.compile(r"\s+or\s+|\s*/\s*|\s*[()]\s*", re.I)
 # Words naming the research act or the kind of answer, not its topic: "prove results in a linear regression
 # setting" is about linear regression; "clustering papers" about clustering. Dropped from facets before weighing
-# (facets._generic_stems, stemmed; a space-separated string).
+# (facets._generic_stems, stemmed; a space-separated string). Read by stem, so one word per stem: "analysis",
+# "analyse" and "analyze" stem apart; "paper", "work", "use", "new" are BM25 stopwords, dropped before.
 GENERIC_WORDS = (
-    "paper papers work works study studies studying method methods approach approaches technique techniques "
-    "analyze analyzes analyzing analyse analysing analysis analyses use uses using used propose proposes proposing "
-    "prove proves proving result results new novel recent designed specifically setting settings anything "
-    "something etc idea ideas application applications modify modifying improve improving apply applying "
-    "introduce introducing develop developing investigate investigating explore exploring"
+    "studying approaches technique analyze analyse analysis proposing prove result novel recent designed "
+    "specifically setting anything something etc idea application modify improve apply introduce develop "
+    "investigate explore"
 )
 # The small words an acronym may skip when a text spells it out ("moe": mixture of experts). facets._spelled_out.
 ACRONYM_SMALL_WORDS = frozenset("a an the of for from with and or in on to by via".split())
@@ -378,30 +378,46 @@ COUNT_NUMBER = re.compile(
 # == stopwords (rag.text) ====================================================================================
 
 # Paper boilerplate: says nothing about which paper or sentence answers ("which papers propose methods for X").
-# Part of EVIDENCE_STOPWORDS and BM25_EXTRA_STOPWORDS.
+# Part of EVIDENCE_STOPWORDS, BM25_STOPWORDS and FOLLOWUP_FILLER.
 BOILERPLATE = frozenset(
     """paper papers work works study studies propose proposes proposed approach method methods
     show shows use uses used using""".split()
 )
-# For sentence evidence (text.content_words): question scaffolding, function words, boilerplate. Deliberately
-# wider than BM25's on boilerplate ("model", "approaches", "reports" say nothing about which sentence answers)
-# and without stemming: a sentence shares a question's word as written.
-EVIDENCE_STOPWORDS = BOILERPLATE | frozenset(
-    """
-    a about above after all also an and any are as at be been being both but by can could did do
-    does doing for from had has have how i if in into is it its of on or our over report reported reports
-    so some studied such than that the their them then there these they this those to under up via was we
-    were what when where which while who why will with would you address addresses approaches model models
-    """.split()
+# For sentence evidence (text.content_words): grammar, boilerplate and question scaffolding. Deliberately wider
+# than BM25's on boilerplate ("model", "approaches", "reports" say nothing about which sentence answers) and
+# without stemming: a sentence shares a question's word as written.
+EVIDENCE_STOPWORDS = (
+    frozenset("address addresses approaches model models report reported reports studied".split())
+    | FUNCTION_WORDS
+    | MORE_FUNCTION_WORDS
+    | BOILERPLATE
 )
-# Added to bm25s's English list for BM25 (text.bm25_stopwords): question words and boilerplate are not evidence
-# ("what is DiVeQ?" is about "diveq" alone). It differs from EVIDENCE_STOPWORDS where each was tuned against the
-# evals; kept as tuned.
-BM25_EXTRA_STOPWORDS = BOILERPLATE | frozenset(
-    """what which who whom whose when where why how does do did done doing can could would should
-    may might will shall am is are was were been being has have had having about above after again against all
-    also any both each few more most other some such than too very just via its our we they their them this
-    those these based new""".split()
+# The stopwords of BM25 (text.bm25_stopwords): grammar and boilerplate, and "based", "done", "new", which say
+# nothing about which paper answers ("what is DiVeQ?" is about "diveq" alone).
+BM25_STOPWORDS = frozenset("based done new".split()) | FUNCTION_WORDS | MORE_FUNCTION_WORDS | BOILERPLATE
+
+# == what a follow-up asks about (rag.followups.content_words) ================================================
+
+# Words that carry no topic of their own in a follow-up: grammar, requests, references, fillers, the words that
+# name an answer's parts, ordinals and numbers. Here, after the lists it is built on.
+# followups.content_words ("what datasets does it use?" → datasets; none left: about the papers in focus).
+FOLLOWUP_FILLER = (
+    frozenset(
+        """
+        another either else neither instead least less let onto us ok okay go talk say says said please
+        tell explain describe elaborate detail details continue summarize summarise summary overview give list
+        know want like many much
+        compare compared compares comparing comparison contrast differ differs difference differences versus vs
+        similar similarity similarities common relate related relation
+        article articles result results item items entry entries source sources abstract abstracts approaches
+        model models framework technique algorithm system number top year years one ones
+        """.split()
+    )
+    | FUNCTION_WORDS
+    | MORE_FUNCTION_WORDS
+    | BOILERPLATE
+    | frozenset(ORDINAL_WORDS)
+    | frozenset(NUMBER_WORDS.split())
 )
 
 # == what the local model's answers are checked for (rag.backends.local) =====================================
@@ -419,21 +435,32 @@ MODEL_SELF_REFERENCE = re.compile(r"^(the|this) (abstract|text|passage)( itself)
 
 # == the counts ===============================================================================================
 
-# The word lists above, each with the list it is built on (its words are not counted again), if any.
-WORD_LISTS: dict[str, str | None] = {
-    "REQUEST_WORDS": None,
-    "REQUEST_WORDS_NOT_LAST": None,
-    "REQUEST_WORDS_NOT_FIRST": None,
-    "VENUES": None,
-    "ORDINAL_WORDS": None,
-    "COUNT_WORDS": None,
-    "FOLLOWUP_FILLER": None,
-    "GENERIC_WORDS": None,
-    "ACRONYM_SMALL_WORDS": None,
-    "NUMBER_WORDS": None,
-    "BOILERPLATE": None,
-    "EVIDENCE_STOPWORDS": "BOILERPLATE",
-    "BM25_EXTRA_STOPWORDS": "BOILERPLATE",
+# The word lists above, each with the lists it is built on (their words are not counted again). FUNCTION_WORDS is
+# the library's and counts none of its words.
+LIBRARY_LISTS = ("FUNCTION_WORDS",)
+WORD_LISTS: dict[str, tuple[str, ...]] = {
+    "FUNCTION_WORDS": (),
+    "MORE_FUNCTION_WORDS": (),
+    "REQUEST_WORDS": (),
+    "REQUEST_PHRASES": ("REQUEST_WORDS", "FUNCTION_WORDS", "MORE_FUNCTION_WORDS"),
+    "REQUEST_WORDS_NOT_LAST": (),
+    "REQUEST_WORDS_NOT_FIRST": (),
+    "VENUES": (),
+    "ORDINAL_WORDS": (),
+    "COUNT_WORDS": (),
+    "GENERIC_WORDS": (),
+    "ACRONYM_SMALL_WORDS": (),
+    "NUMBER_WORDS": (),
+    "BOILERPLATE": (),
+    "EVIDENCE_STOPWORDS": ("FUNCTION_WORDS", "MORE_FUNCTION_WORDS", "BOILERPLATE"),
+    "BM25_STOPWORDS": ("FUNCTION_WORDS", "MORE_FUNCTION_WORDS", "BOILERPLATE"),
+    "FOLLOWUP_FILLER": (
+        "FUNCTION_WORDS",
+        "MORE_FUNCTION_WORDS",
+        "BOILERPLATE",
+        "ORDINAL_WORDS",
+        "NUMBER_WORDS",
+    ),
 }
 # The regex fragments above: pieces of a regex's source shared by the patterns, not regexes of their own.
 FRAGMENTS = (
@@ -462,11 +489,11 @@ def entries(name: str) -> list[str]:
 
 
 def listed_words() -> dict[str, int]:
-    """How many words (or phrases) each word list adds: a list built on another counts only the words it adds."""
+    """How many words (or phrases) each word list adds to the lists it is built on; a library's list adds none."""
     found = {}
-    for name, base in WORD_LISTS.items():
-        words = set(entries(name)) - (set(entries(base)) if base else set())
-        found[name] = len(entries(name)) if base is None else len(words)
+    for name, bases in WORD_LISTS.items():
+        inherited = set().union(*(entries(base) for base in bases))
+        found[name] = 0 if name in LIBRARY_LISTS else len(set(entries(name)) - inherited)
     return found
 
 

@@ -24,7 +24,7 @@ from .lexicon import (
     PAPERS_NOUN,
     PAPERS_TAIL,
     QUESTION_OPENER,
-    REQUEST_WORDS,
+    REQUEST_PHRASES,
     REQUEST_WORDS_NOT_FIRST,
     REQUEST_WORDS_NOT_LAST,
     SCAFFOLD,
@@ -53,8 +53,7 @@ def clean_question(question: str) -> str:
 
 # The words and patterns read here (the request around a question, its scaffolding, the year and venue phrases,
 # the list, count and definition cues) are in rag.lexicon, each with what it is for.
-_REQUEST_PHRASES = frozenset(REQUEST_WORDS.split("|"))
-_LONGEST_PHRASE = max(len(phrase.split()) for phrase in _REQUEST_PHRASES)
+_LONGEST_PHRASE = max(len(phrase.split()) for phrase in REQUEST_PHRASES)
 _TOKEN = re.compile(r"[\w'-]+")
 
 
@@ -67,7 +66,7 @@ def _request_words_trimmed(text: str) -> str:
         """The length of the longest request phrase starting (forwards) or ending (backwards) at word i; 0: none."""
         for n in range(_LONGEST_PHRASE, 0, -1):
             span = words[i : i + n] if forwards else words[max(0, i - n + 1) : i + 1]
-            if len(span) == n and " ".join(span) in _REQUEST_PHRASES:
+            if len(span) == n and " ".join(span) in REQUEST_PHRASES:
                 return n
         return 0
 

@@ -9,7 +9,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from .lexicon import BM25_EXTRA_STOPWORDS, EVIDENCE_STOPWORDS
+from .lexicon import BM25_STOPWORDS, EVIDENCE_STOPWORDS
 from .lexicon import BOILERPLATE as BOILERPLATE  # re-exported: rag.text.BOILERPLATE as before
 
 # -- sentences ---------------------------------------------------------------------------------------------
@@ -55,15 +55,13 @@ def sentences_with_fallback(text: str, punkt: Callable[[str], list[str]] | None 
 
 # -- stopwords and content words ---------------------------------------------------------------------------
 
-# The stopword lists (BOILERPLATE, EVIDENCE_STOPWORDS, BM25_EXTRA_STOPWORDS) are in rag.lexicon.
+# The stopword lists (BOILERPLATE, EVIDENCE_STOPWORDS, BM25_STOPWORDS) are in rag.lexicon.
 
 
 @functools.lru_cache(maxsize=1)
 def bm25_stopwords() -> list[str]:
     """The stopwords the BM25 tokenizer drops (sorted: the index is built and queried with the same list)."""
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return sorted(set(STOPWORDS_EN) | BM25_EXTRA_STOPWORDS)
+    return sorted(BM25_STOPWORDS)
 
 
 # -- typos -------------------------------------------------------------------------------------------------

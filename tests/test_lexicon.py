@@ -22,7 +22,7 @@ from rag.lexicon import (
     ANY_YEAR,
     ASKS_FOR_LINK,
     ASKS_FOR_WORK,
-    BM25_EXTRA_STOPWORDS,
+    BM25_STOPWORDS,
     BOILERPLATE,
     COMPARISON,
     CONDENSED_LABEL,
@@ -35,12 +35,14 @@ from rag.lexicon import (
     FACET_ALTERNATIVE,
     FACET_JOIN,
     FOLLOWUP_FILLER,
+    FUNCTION_WORDS,
     GENERIC_WORDS,
     HOW_MANY,
     LEAD_IN,
     LINK_POINTING,
     LIST_QUESTION,
     MODEL_SELF_REFERENCE,
+    MORE_FUNCTION_WORDS,
     NUMBER_WORDS,
     ONE_PAPER_ASKED,
     ONE_PAPER_NAMED,
@@ -53,6 +55,7 @@ from rag.lexicon import (
     PLURAL_REFERENCE,
     QUANTITY_QUESTION,
     QUESTION_OPENER,
+    REQUEST_PHRASES,
     REQUEST_WORDS,
     REQUEST_WORDS_NOT_FIRST,
     REQUEST_WORDS_NOT_LAST,
@@ -477,14 +480,12 @@ def test_not_about_list_rules_out_an_ordinal_of_something_else(ordinal, fine):
 
 # -- word lists ---------------------------------------------------------------------------------------------
 
-REQUEST_PHRASES = frozenset(REQUEST_WORDS.split("|"))
-
 
 @pytest.mark.parametrize(
     ("words", "listed", "not_listed"),
     [
         # query._request_words_trimmed: stripped from either end of a request
-        (REQUEST_PHRASES, ["what should i cite", "related work section", "state of the art", "sota", "papers"], []),
+        (REQUEST_PHRASES, ["related work section", "state of the art", "sota", "papers", "what", "should", "cite"], []),
         (REQUEST_PHRASES, [], ["comprehension", "learning", "diffusion", "kernel"]),
         # ... but kept at the end ("kernel methods") or at the start ("reading comprehension")
         (REQUEST_WORDS_NOT_LAST, ["methods", "studies", "research", "learning"], ["papers", "references"]),
@@ -497,7 +498,7 @@ REQUEST_PHRASES = frozenset(REQUEST_WORDS.split("|"))
         # followups.content_words: no topic of their own
         (FOLLOWUP_FILLER, ["it", "use", "paper", "second", "compare", "okay"], ["datasets", "diffusion", "benchmark"]),
         # facets._generic_stems (a string: its words)
-        (GENERIC_WORDS.split(), ["paper", "novel", "setting", "propose"], ["regression", "clustering", "learning"]),
+        (GENERIC_WORDS.split(), ["analysis", "novel", "setting"], ["regression", "clustering", "learning"]),
         # facets._spelled_out
         (ACRONYM_SMALL_WORDS, ["of", "from", "via"], ["learning", "human"]),
         # COUNT_NUMBER's number words
@@ -505,7 +506,10 @@ REQUEST_PHRASES = frozenset(REQUEST_WORDS.split("|"))
         # text: BM25's and sentence evidence's stopwords
         (BOILERPLATE, ["paper", "methods", "using"], ["model", "new"]),
         (EVIDENCE_STOPWORDS, ["the", "models", "reports", "paper"], ["new", "based", "diffusion"]),
-        (BM25_EXTRA_STOPWORDS, ["new", "based", "what", "paper"], ["models", "reports"]),
+        (BM25_STOPWORDS, ["new", "based", "what", "paper", "the", "could"], ["models", "reports", "diffusion"]),
+        # the grammar words all of these are built on: the library's, and the few it lacks
+        (FUNCTION_WORDS, ["the", "of", "which", "not", "between"], ["paper", "model", "could"]),
+        (MORE_FUNCTION_WORDS, ["could", "would", "via"], ["the", "paper"]),
     ],
 )
 def test_each_word_list_holds_its_words_and_not_others(words, listed, not_listed):
@@ -519,9 +523,10 @@ def test_word_list_values_and_shapes():
     assert COUNT_WORDS["three"] == 3
     assert list(ORDINAL_WORDS.values()) == [*range(1, 11), -1]  # "first" … "tenth", "last"
     assert list(COUNT_WORDS.values()) == list(range(2, 11))  # "two" … "ten"
-    assert BOILERPLATE < EVIDENCE_STOPWORDS and BOILERPLATE < BM25_EXTRA_STOPWORDS
-    # query._request_words_trimmed reads phrases of up to six words
-    assert max(len(phrase.split()) for phrase in REQUEST_PHRASES) == 6
+    assert BOILERPLATE < EVIDENCE_STOPWORDS and BOILERPLATE < BM25_STOPWORDS and BOILERPLATE < FOLLOWUP_FILLER
+    assert FUNCTION_WORDS < EVIDENCE_STOPWORDS and FUNCTION_WORDS < BM25_STOPWORDS and FUNCTION_WORDS < REQUEST_PHRASES
+    # query._request_words_trimmed reads phrases of up to four words ("state of the art")
+    assert max(len(phrase.split()) for phrase in REQUEST_PHRASES) == 4
 
 
 # -- the module itself ------------------------------------------------------------------------------------------
@@ -536,7 +541,7 @@ def test_lexicon_imports_nothing_of_the_project():
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, "a relative import"
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "re"}
+    assert imported <= {"__future__", "re", "importlib", "pathlib"}
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, rag.lexicon; print(sorted(m for m in sys.modules if m.startswith('rag')))"],
         capture_output=True,
@@ -552,7 +557,7 @@ def _entries() -> dict[str, object]:
 
 
 def test_every_entry_is_a_regex_a_fragment_or_a_counted_word_list():
-    registries = {"WORD_LISTS", "FRAGMENTS"}
+    registries = {"WORD_LISTS", "FRAGMENTS", "LIBRARY_LISTS"}
     for name, value in _entries().items():
         if name in registries:
             continue
@@ -560,8 +565,8 @@ def test_every_entry_is_a_regex_a_fragment_or_a_counted_word_list():
         assert kinds.count(True) == 1, name
     for name in lexicon.FRAGMENTS:
         re.compile(getattr(lexicon, name))  # a fragment is regex source
-    for base in lexicon.WORD_LISTS.values():
-        assert base is None or base in lexicon.WORD_LISTS
+    for bases in lexicon.WORD_LISTS.values():
+        assert all(base in lexicon.WORD_LISTS for base in bases)
 
 
 def test_every_entry_has_a_comment():
@@ -591,9 +596,22 @@ def test_the_docstring_states_the_counts():
 def test_counts_count_what_is_written():
     assert lexicon.counts()[0] == len(lexicon.regexes())
     assert lexicon.listed_words()["VENUES"] == 6
-    assert lexicon.listed_words()["REQUEST_WORDS"] == len(REQUEST_PHRASES)
-    assert lexicon.listed_words()["EVIDENCE_STOPWORDS"] == len(EVIDENCE_STOPWORDS - BOILERPLATE)
-    assert lexicon.entries("GENERIC_WORDS")[:2] == ["paper", "papers"]
+    assert lexicon.listed_words()["REQUEST_WORDS"] == len(set(REQUEST_WORDS.split("|")))
+    assert lexicon.listed_words()["REQUEST_PHRASES"] == 0  # built on lists counted already
+    grammar = FUNCTION_WORDS | MORE_FUNCTION_WORDS
+    assert lexicon.listed_words()["EVIDENCE_STOPWORDS"] == len(EVIDENCE_STOPWORDS - grammar - BOILERPLATE)
+    assert lexicon.entries("GENERIC_WORDS")[:2] == ["studying", "approaches"]
+    # the library's list is not counted
+    assert lexicon.listed_words()["FUNCTION_WORDS"] == 0 and len(FUNCTION_WORDS) >= 150
+
+
+def test_generic_words_are_read_by_stem():
+    from rag.facets import _generic_stems
+    from rag.lexical import query_terms
+
+    # every form of a listed word is generic; one word per stem is listed
+    assert query_terms("studies analyzing analyses improving applications techniques ideas") <= _generic_stems()
+    assert not query_terms("regression clustering diffusion") & _generic_stems()
 
 
 # -- the readers use these very objects -------------------------------------------------------------------------
@@ -606,6 +624,7 @@ def test_counts_count_what_is_written():
         ("rag.query", "SCAFFOLD", "SCAFFOLD"),
         ("rag.query", "VENUES", "VENUES"),
         ("rag.query", "LIST_QUESTION", "LIST_QUESTION"),
+        ("rag.query", "REQUEST_PHRASES", "REQUEST_PHRASES"),
         ("rag.followups", "ORDINAL", "ORDINAL"),
         ("rag.followups", "FOLLOWUP_FILLER", "FOLLOWUP_FILLER"),
         ("rag.evidence", "_ONE_PAPER", "ONE_PAPER_NAMED"),

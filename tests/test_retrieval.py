@@ -236,6 +236,26 @@ def test_a_missing_or_stale_index_on_disk_is_rebuilt_from_the_store(settings):
     assert (index_dir(store) / "manifest.json").is_file()
 
 
+def test_an_index_saved_under_other_stopwords_is_rebuilt(settings):
+    import json
+
+    from rag import lexical
+
+    ingest(Store(settings), papers("Sparse attention kernels."), get_embedder(settings))
+    store = Store(settings)
+    manifest_path = index_dir(store) / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["tokenizer"] == lexical.tokenizer_fingerprint()
+    # An index written by a version with another stopword list: its terms need not be the ones a query makes now.
+    (index_dir(store) / "docs.json").write_text(
+        json.dumps({"chunk_ids": [], "paper_ids": [], "venues": [], "areas": [], "statuses": []})
+    )
+    manifest_path.write_text(json.dumps({**manifest, "tokenizer": "an-older-list"}))
+    lexical._loaded.clear()
+    assert [h.paper_id for h in get_index(store).search("sparse attention", 5)] == ["b"]
+    assert json.loads(manifest_path.read_text())["tokenizer"] == lexical.tokenizer_fingerprint()
+
+
 def test_hybrid_answers_an_acronym_question_dense_alone_abstains_on(seed_store, seed_settings):
     store, embedder = seed_store
     off = replace(seed_settings, reranker=False)  # the retrievers' own evidence, cosine rules
