@@ -306,6 +306,27 @@ def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_pape
     assert len({q.question.lower() for q in questions} & {q.question.lower() for q in others}) <= 2
 
 
+def test_each_phrasing_file_asks_for_one_topic_per_line():
+    """evals/phrasings_*.txt (evals/phrasings.py fills each line's {topic}): one placeholder a line, and at most
+    four lines an earlier file wrote. Counts only in the message: an unread set must not be printed."""
+    from pathlib import Path
+
+    seen: set[str] = set()
+
+    def written_order(path: Path) -> tuple[int, int]:  # dev, heldout, heldout2, …, heldout15
+        number = path.stem.removeprefix("phrasings_heldout")
+        return (0, 0) if path.stem == "phrasings_dev" else (1, int(number) if number.isdigit() else 1)
+
+    files = (Path(__file__).resolve().parent.parent / "evals").glob("phrasings_*.txt")
+    for path in sorted(files, key=written_order):
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        written = {line.lower() for line in lines}
+        not_one_placeholder = sum(line.count("{topic}") != 1 for line in lines)
+        repeated = len(written & seen)  # short requests were written by more than one author
+        assert (len(lines) >= 20, not_one_placeholder, repeated <= 4) == (True, 0, True), path.name
+        seen |= written
+
+
 # -- the dev/test split of evals/questions.jsonl ------------------------------------------------------------
 
 
