@@ -42,6 +42,7 @@ SETS = {
     "sealed14": ["evals/sealed14.jsonl"],
     "sealed15": ["evals/sealed15.jsonl"],
     "sealed16": ["evals/sealed16.jsonl"],
+    "sealed17": ["evals/sealed17.jsonl"],
 }
 METRICS = (
     "recall@5",
