@@ -43,6 +43,7 @@ SETS = {
     "sealed15": ["evals/sealed15.jsonl"],
     "sealed16": ["evals/sealed16.jsonl"],
     "sealed17": ["evals/sealed17.jsonl"],
+    "sealed18": ["evals/sealed18.jsonl"],
 }
 METRICS = (
     "recall@5",

@@ -286,12 +286,13 @@ LATER_SEALED = {
     "sealed15": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 15)))),
     "sealed16": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 16)))),
     "sealed17": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 17)))),
+    "sealed18": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 18)))),
 }
 
 
 @pytest.mark.parametrize("name", list(LATER_SEALED))
 def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers, name):
-    """evals/sealed2-17.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
+    """evals/sealed2-18.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
     sealed set's read): the same schema and six types, gold ids the seeds give. Structure only: nothing scored."""
     from pathlib import Path
 
@@ -314,7 +315,7 @@ def test_each_phrasing_file_asks_for_one_topic_per_line():
 
     seen: set[str] = set()
 
-    def written_order(path: Path) -> tuple[int, int]:  # dev, heldout, heldout2, …, heldout15
+    def written_order(path: Path) -> tuple[int, int]:  # dev, heldout, heldout2, …, heldout16
         number = path.stem.removeprefix("phrasings_heldout")
         return (0, 0) if path.stem == "phrasings_dev" else (1, int(number) if number.isdigit() else 1)
 
