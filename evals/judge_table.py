@@ -44,6 +44,7 @@ SETS = {
     "sealed16": ["evals/sealed16.jsonl"],
     "sealed17": ["evals/sealed17.jsonl"],
     "sealed18": ["evals/sealed18.jsonl"],
+    "sealed19": ["evals/sealed19.jsonl"],
 }
 METRICS = (
     "recall@5",
