@@ -45,6 +45,7 @@ SETS = {
     "sealed17": ["evals/sealed17.jsonl"],
     "sealed18": ["evals/sealed18.jsonl"],
     "sealed19": ["evals/sealed19.jsonl"],
+    "sealed20": ["evals/sealed20.jsonl"],
 }
 METRICS = (
     "recall@5",
