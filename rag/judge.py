@@ -163,8 +163,8 @@ def learned_verdict(query: Query, sources: Sequence[Source], policy: Policy, def
 
 def defines_name(query: Query, sources: Sequence[Source]) -> bool:
     """ "what is CAMEL?" is answered by a paper that names CAMEL, whatever its relevance: the cross-encoder and
-    MiniLM score a rare name low (CAMEL's own paper: relevance 0.25 under the bar 0.30), and a name that a paper
-    writes is a name that paper defines or uses."""
+    MiniLM score a rare name low (CAMEL's own paper: relevance 0.25), and a name that a paper writes is a name that
+    paper defines or uses."""
     return bool(query.defines) and any(names_any((query.defines,), s.text) for s in sources)
 
 
