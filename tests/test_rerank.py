@@ -183,13 +183,14 @@ def test_relevance_decides_abstention(seed_store, seed_settings):
 
 
 def test_a_coined_name_a_paper_writes_is_answered_by_that_paper_under_the_bar(seed_store, seed_settings):
-    """CAMEL's paper scores under the relevance bar for "what is CAMEL?" (MiniLM and the cross-encoder score rare
+    """UEMCP's paper scores under the relevance bar for "what is UEMCP?" (MiniLM and the cross-encoder score rare
     names low); a paper that writes the name answers. A name no paper writes is still abstained on."""
     store, embedder = seed_store
     bar = load_calibration().relevance_bar
-    camel = ask("what is CAMEL?", store, embedder, seed_settings)
-    assert max(s.relevance for s in camel.sources) < bar
-    assert not camel.abstained and camel.citations == ["002-06"]
+    uemcp = ask("what is UEMCP?", store, embedder, seed_settings)
+    assert max(s.relevance for s in uemcp.sources) < bar
+    assert not uemcp.abstained and uemcp.citations == ["000-02"]
+    assert ask("what is CAMEL?", store, embedder, seed_settings).citations == ["002-06"]
     assert ask("what is Zorblax?", store, embedder, seed_settings).abstained
     # the paper quoted is the one writing the name, not a higher-ranked one writing only "VQ-VAE"
     vae = ask("what is a VAE?", store, embedder, seed_settings)
