@@ -46,6 +46,9 @@ SETS = {
     "sealed18": ["evals/sealed18.jsonl"],
     "sealed19": ["evals/sealed19.jsonl"],
     "sealed20": ["evals/sealed20.jsonl"],
+    "sealed21": ["evals/sealed21.jsonl"],
+    "sealed22": ["evals/sealed22.jsonl"],
+    "off_domain": ["evals/off_domain.jsonl"],
 }
 METRICS = (
     "recall@5",

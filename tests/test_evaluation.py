@@ -289,12 +289,14 @@ LATER_SEALED = {
     "sealed18": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 18)))),
     "sealed19": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 19)))),
     "sealed20": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 20)))),
+    "sealed21": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 21)))),
+    "sealed22": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 22)))),
 }
 
 
 @pytest.mark.parametrize("name", list(LATER_SEALED))
 def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers, name):
-    """evals/sealed2-20.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
+    """evals/sealed2-22.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
     sealed set's read): the same schema and six types, gold ids the seeds give. Structure only: nothing scored."""
     from pathlib import Path
 
@@ -469,3 +471,22 @@ def test_eval_with_an_llm_backend_records_tokens_and_judge_scores(small_set, see
     assert run["backend"] == "openai" and run["tokens"]["total"] == 120
     assert run["overall"]["judge_faithfulness"] == 0.75 and run["overall"]["judge_correctness"] == 0.5
     assert any(str(r["messages"][0]["content"]).startswith("You grade") for r in llm.requests)
+
+
+def test_the_off_domain_questions_are_split_into_a_fit_half_and_a_report_half():
+    """train/data/off_domain_fit.jsonl (read by train.calibrate) and evals/off_domain.jsonl (reported, never fitted):
+    160 questions outside the field by a helper shown no code, alternate lines to each half. No question is in both
+    halves, and none is in an eval set of the seeds: a fitted question must not be scored."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    fit = load_questions([repo / "train" / "data" / "off_domain_fit.jsonl"])
+    report = load_questions([repo / "evals" / "off_domain.jsonl"])
+    scored = load_questions(
+        sorted(p for p in (repo / "evals").glob("*.jsonl") if p.stem.startswith(("sealed", "dev")))
+        + [repo / "evals" / name for name in ("questions.jsonl", "heldout.jsonl")]
+    )
+    assert (len(fit), len(report)) == (80, 80)
+    assert all(q.type == "unanswerable" and not q.gold_ids for q in fit + report)
+    fitted = {q.question.lower() for q in fit}
+    assert not fitted & {q.question.lower() for q in report + scored}
