@@ -113,12 +113,11 @@ class Selector:
             # The learned judge named the answering papers, one by one: no rule here overrules it.
             return self._members(query, sources, verdict.members)
         if verdict.beyond:
-            # A list's members ranked below k passed the judge's test; they are listed, not quoted.
-            further = [s for s in sources if s.id in verdict.beyond]
-            kept, _ = self.select(
-                query, [s for s in sources if s.id not in verdict.beyond], replace(verdict, beyond=())
-            )
-            return [*kept, *((s, []) for s in further)], True
+            # A list's members ranked below k passed the judge's test; they pass the same sentence check as those
+            # ranked above them (so a paper a larger k shows is not dropped that a smaller k names), and are listed,
+            # not quoted (the backend shows them by title and id).
+            kept, _ = self.select(query, sources, replace(verdict, beyond=()))
+            return kept, True
         if sources[0].relevance is not None:
             # Reranked: the best paper, then every paper the calibrated relevance says answers.
             assert policy.calibration is not None

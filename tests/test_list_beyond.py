@@ -54,6 +54,22 @@ def test_a_list_whose_last_candidate_read_matches_says_more_may_match():
     assert lines[-1] == f"- {more[0].label} [c]"  # below k: named, not quoted
 
 
+def test_a_member_below_k_passes_the_sentence_check_of_those_above_it():
+    """The last candidate read passes the judge's test (relevance, facets) but no sentence of it speaks to the
+    question: it is not listed, as it would not be ranked above k, and the list does not say more may match."""
+    from rag.backends.extractive import ExtractiveBackend
+    from rag.embedding import get_embedder
+    from rag.llm import drain
+
+    query = parse("which papers study clustering?")
+    top = [paper("a", 0.95, CLUSTERING), paper("b", 0.9, CLUSTERING)]
+    more = [paper("c", 0.8, DIFFUSION)]  # its facet share says "on the topic"; its sentences do not
+    verdict = list_beyond(query, judge(query, top, RULES), more, RULES)
+    assert verdict.beyond == ("c",) and verdict.more_may_match  # the judge's test alone admits it
+    text = drain(ExtractiveBackend(get_embedder(Settings()), RULES).generate(query, top + more, verdict)).text
+    assert text.splitlines()[0] == "2 papers match:" and "[c]" not in text
+
+
 @pytest.mark.parametrize(
     "question",
     ["what does the clustering paper report?", "how many clusters does the k-means paper use?"],

@@ -45,7 +45,8 @@ class ExtractiveBackend:
         count = len(lines)
         if wants_list:
             lead = f"{count} paper matches:" if count == 1 else f"{count} papers match:"
-            if verdict.more_may_match:  # every candidate read matched, the last too: the list is cut, not complete
+            # Every candidate read matched, the last too (and its sentences speak to the question): the list is cut.
+            if verdict.more_may_match and kept[-1][0].id == verdict.beyond[-1]:
                 lead = f"{count} papers match, and more may: the last paper read matched too (a larger -k reads more):"
         else:  # a question about a detail: what the papers say, not a list of matches
             lead = f"{count} paper says:" if count == 1 else f"{count} papers say:"
