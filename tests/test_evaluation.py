@@ -490,3 +490,22 @@ def test_the_off_domain_questions_are_split_into_a_fit_half_and_a_report_half():
     assert all(q.type == "unanswerable" and not q.gold_ids for q in fit + report)
     fitted = {q.question.lower() for q in fit}
     assert not fitted & {q.question.lower() for q in report + scored}
+
+
+def test_the_off_domain_training_questions_are_in_no_scored_or_fitted_set():
+    """train/data/off_domain_train.jsonl: 239 questions outside the field by a helper shown no code, half of them
+    using a word of the field in its everyday sense ("a transformer on the pole"), the negatives for the
+    cross-encoder's next training (train/README.md). None is in an eval set, the reported off-domain half or the
+    calibration's fit half."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    train = load_questions([repo / "train" / "data" / "off_domain_train.jsonl"])
+    others = load_questions(
+        sorted(p for p in (repo / "evals").glob("*.jsonl") if p.stem.startswith(("sealed", "dev")))
+        + [repo / "evals" / name for name in ("questions.jsonl", "heldout.jsonl", "off_domain.jsonl")]
+        + [repo / "train" / "data" / "off_domain_fit.jsonl"]
+    )
+    assert len(train) == 239 and all(q.type == "unanswerable" and not q.gold_ids for q in train)
+    assert len({q.question.lower() for q in train}) == len(train)
+    assert not {q.question.lower() for q in train} & {q.question.lower() for q in others}
