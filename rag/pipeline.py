@@ -42,7 +42,16 @@ if TYPE_CHECKING:
     from .rerank import Reranker
     from .store import Store
 
-__all__ = ["Pipeline", "answer_of", "respond"]
+__all__ = ["Pipeline", "answer_of", "reranked_as", "respond"]
+
+
+def reranked_as(query: Query, policy: Policy) -> Query:
+    """What the reranker reads of `query` (as retrieval applied it: `Retrieval.query`), here and where its
+    calibration is fitted (train.calibrate). A list is judged paper by paper on its topic, not on the request around
+    it ("… for my thesis"): the topic its facets are cut from. Retrieval still reads the whole text."""
+    if query.is_topic and query.wants_list:
+        return replace(query, search=topic_words(query.search, policy.topic_word_uses))
+    return query
 
 
 class Pipeline:
@@ -130,12 +139,7 @@ class Pipeline:
                 sources = self.with_topic_candidates(query, sources, policy, wanted, paper_ids, mode, index)
             if calibration and sources:
                 assert self.reranker is not None
-                # A list is judged paper by paper on its topic, not on the request around it ("… for my thesis"):
-                # the reranker reads the topic its facets are cut from. Retrieval still reads the whole text.
-                scored = query
-                if query.is_topic and query.wants_list:
-                    scored = replace(query, search=topic_words(query.search, policy.topic_word_uses))
-                sources = self.reranker.rerank(scored, sources, calibration)
+                sources = self.reranker.rerank(reranked_as(query, policy), sources, calibration)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -154,15 +158,24 @@ class Pipeline:
         index: LexicalIndex | None,
     ) -> list[Source]:
         """A list's candidates: those its topic alone retrieves (what "which papers study X?" retrieves) and those
-        its whole text retrieves (what the words around the topic add), taken in turn, each with the score and rank
-        its own retrieval gave, `wanted` in all. Retrieving on the topic alone loses what the whole text finds
-        (docs/EVALUATION.md); on the whole text alone, a request's words ("for my thesis") shape the list."""
+        its whole text retrieves (what the words around the topic add), taken in turn, each with its best chunk's
+        cosine to the topic and the rank its own retrieval gave, `wanted` in all. Retrieving on the topic alone
+        loses what the whole text finds (docs/EVALUATION.md); on the whole text alone, a request's words ("for my
+        thesis") shape the list."""
         topic = topic_words(query.search, policy.topic_word_uses)
         if topic == query.search:
             return sources
-        topical = replace(query, search=topic)
-        _, by_topic = fuse(
-            topical, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, None
+        topical, by_topic = fuse(
+            replace(query, search=topic),
+            self.store,
+            self.query_embedder,
+            self.settings,
+            policy,
+            wanted,
+            paper_ids,
+            mode,
+            index,
+            None,
         )
         # A paper both retrievals find is read as the topic's retrieval found it (its cosine to the topic, its rank
         # there), so its relevance is what "which papers study X?" gives it, however the request around X reads.
@@ -172,7 +185,15 @@ class Pipeline:
             for source in pair:
                 if source is not None:
                     merged.setdefault(source.id, by_topic_id.get(source.id, source))
-        return list(merged.values())[:wanted]
+        kept = list(merged.values())[:wanted]
+        # A paper only the whole text retrieves is read by its cosine to the topic as well (the reranker's logit and
+        # term coverage read the topic: `reranked_as`), so the words around the topic do not lift it over the cite
+        # bar; its rank stays the one its retrieval gave.
+        others = {source.id for source in kept} - by_topic_id.keys()
+        if others:
+            cosines = self.store.best_cosines(self.query_embedder.embed([topical.search])[0], sorted(others))
+            kept = [replace(s, score=cosines.get(s.id, s.score)) if s.id in others else s for s in kept]
+        return kept
 
     def add_lexical_evidence(
         self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy

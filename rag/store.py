@@ -516,6 +516,24 @@ class Store:
                 papers[meta["paper_id"]] = paper_from_metadata(meta, text)
         return hits, papers
 
+    def best_cosines(self, vector: np.ndarray, paper_ids: list[str]) -> dict[str, float]:
+        """paper id → the cosine of `vector` to that paper's nearest chunk, for the papers `paper_ids` (every chunk
+        read, so no approximate-index miss). A paper the store lacks is left out."""
+        import numpy as np
+
+        if not paper_ids:
+            return {}
+        with self.reading():
+            collection = self.collection()
+            if collection is None:
+                return {}
+            result = collection.get(where={"paper_id": {"$in": list(paper_ids)}}, include=["metadatas", "embeddings"])
+        best: dict[str, float] = {}
+        for meta, embedding in zip(result["metadatas"], result["embeddings"], strict=True):
+            score = float(np.asarray(embedding, dtype=np.float32) @ vector)
+            best[meta["paper_id"]] = max(score, best.get(meta["paper_id"], -1.0))
+        return best
+
     def has_venue(self, venue: str) -> bool:
         with self.reading():
             collection = self.collection()

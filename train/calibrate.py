@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rag.evaluation.questions import Question
-from rag.pipeline import Pipeline
+from rag.pipeline import Pipeline, reranked_as
 
 MAX_FALSE_ABSTAIN = 0.05
 RELEVANCE_GRID = [round(0.01 * i, 2) for i in range(1, 100)]
@@ -86,9 +86,10 @@ def calibrate(args: argparse.Namespace) -> dict:
 
     rows, labels, groups = [], [], []
     for q in questions:
-        query = parse(q.question)
-        sources = fused.retrieve(query, k=args.candidates).sources
-        for source, values in zip(sources, reranker.features(query, sources), strict=True):
+        retrieval = fused.retrieve(parse(q.question), k=args.candidates)
+        # The features the pipeline reads at run time: a list's on its topic words (rag.pipeline.reranked_as).
+        scored, sources = reranked_as(retrieval.query, fused.policy), retrieval.sources
+        for source, values in zip(sources, reranker.features(scored, sources), strict=True):
             rows.append(values)
             labels.append(source.id in q.gold_ids)
             groups.append(q.qid)
@@ -108,10 +109,10 @@ def calibrate(args: argparse.Namespace) -> dict:
     for q in questions:
         if not q.gold_ids:
             continue
-        query = parse(q.question)
         others = [p for p in everything if p not in set(q.gold_ids)]
-        sources = fused.retrieve(query, k=args.candidates, paper_ids=others).sources
-        near_misses.append(max((placeholder.probability(f) for f in reranker.features(query, sources)), default=0.0))
+        retrieval = fused.retrieve(parse(q.question), k=args.candidates, paper_ids=others)
+        features = reranker.features(reranked_as(retrieval.query, fused.policy), retrieval.sources)
+        near_misses.append(max((placeholder.probability(f) for f in features), default=0.0))
     maxima = [best.get(q.qid, 0.0) for q in questions] + near_misses
     answerable = [bool(q.gold_ids) for q in questions] + [False] * len(near_misses)
     sweep = abstention_sweep(maxima, answerable)
