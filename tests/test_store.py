@@ -200,3 +200,21 @@ def test_an_ingest_raises_an_older_collections_search_beam(settings):
     assert write(Store(settings), papers(), get_embedder(settings)).unchanged == len(papers())
     reopened = chromadb.PersistentClient(str(settings.store)).get_collection(settings.collection)
     assert reopened.configuration_json["hnsw"]["ef_search"] == EF_SEARCH
+
+
+def test_a_papers_best_cosine_is_its_nearest_chunks_over_all_its_chunks(seed_store):
+    """A list's candidate found by the whole text alone is re-read by its cosine to the topic (rag.pipeline): the
+    cosine of the paper's nearest chunk, however many chunks it has; a paper the store lacks is left out."""
+    import numpy as np
+
+    store, embedder = seed_store
+    rows = store.collection().get(include=["embeddings", "metadatas"])
+    vector = embedder.embed(["implicit neural representations"])[0]
+    exact: dict[str, float] = {}
+    for meta, row in zip(rows["metadatas"], rows["embeddings"], strict=True):
+        exact[meta["paper_id"]] = max(exact.get(meta["paper_id"], -1.0), float(np.asarray(row) @ vector))
+    several = sorted(p for p in exact if sum(m["paper_id"] == p for m in rows["metadatas"]) > 1)
+    assert len(several) >= 3  # papers whose best chunk may be any of theirs
+    best = store.best_cosines(vector, [*several, "no-such-paper"])
+    assert best.keys() == set(several)
+    assert all(abs(best[p] - exact[p]) < 1e-5 for p in several)
