@@ -217,3 +217,20 @@ def test_a_paper_the_topic_retrieves_has_the_relevance_the_plain_question_gives_
     # The int8 cross-encoder quantizes each batch's activations on the fly: the same pair's logit moves a little
     # with the other passages in its batch.
     assert all(s.relevance == pytest.approx(read[s.id][2], abs=0.05) for s in shared)
+
+
+def test_every_candidate_of_a_wrapped_list_is_read_by_its_cosine_to_the_topic(seed_store, seed_settings):
+    """The papers only the whole text retrieves are weighed by their closeness to the topic too, as the logit and
+    term coverage are: the words around the topic ("trying to get up to speed") do not lift them."""
+    from .helpers import retrieve
+
+    store, embedder = seed_store
+    wrapped = retrieve(
+        "hey, do you know any work on diffusion models? trying to get up to speed", store, embedder, seed_settings
+    )
+    plain = {s.id for s in retrieve("which papers study diffusion models?", store, embedder, seed_settings).candidates}
+    whole_only = [s for s in wrapped.candidates if s.id not in plain]
+    assert whole_only  # the whole text adds candidates of its own
+    topic = embedder.embed(["diffusion models"])[0]
+    best = store.best_cosines(topic, [s.id for s in wrapped.candidates])
+    assert all(s.score == pytest.approx(best[s.id], abs=1e-4) for s in wrapped.candidates)
