@@ -19,7 +19,6 @@ from .lexicon import ONE_PAPER_NAMED as _ONE_PAPER
 from .lexicon import SEVERAL_PAPERS as _SEVERAL
 from .policy import Policy
 from .query import Query, names_any
-from .terms import topic_words
 from .text import LINK, content_words, split_sentences, tidy_latex
 from .types import Source, Verdict
 
@@ -241,8 +240,7 @@ class Selector:
         section and need references on diffusion models" quotes and keeps the papers "which papers study
         diffusion models?" does, not those whose best sentence mentions "related work"."""
         if query.wants_list and query.is_topic:
-            topic = topic_words(query.search, self.policy.topic_word_uses)
-            return topic, content_words(topic) or set(query.terms)
+            return query.topic, content_words(query.topic) or set(query.terms)
         return query.search, set(query.terms)
 
     def _has_evidence(self, best: Scored, question_words: set[str]) -> bool:

@@ -32,7 +32,7 @@ from .lexical import term_coverages
 from .policy import EVIDENCE, Policy
 from .query import Query, mentions, names_any
 from .record import asked_paper, holds, not_held, writes_a_name
-from .terms import term_evidence, term_stats, topic_words, word_for
+from .terms import term_evidence, term_stats, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
 
@@ -196,7 +196,7 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
             "never mentions it" if unmentioned else "shares only some of its terms"
         )
         # The topic as the facets were cut from it, not the request around it ("… asap, for my thesis").
-        found = f"no paper{where} found {covers} “{topic_words(query.topic, policy.topic_word_uses)}”"
+        found = f"no paper{where} found {covers} “{query.topic}”"
         return f"{lead}{found}; the closest ({closest.id}, {_judged(closest)}) {lacks}."
     if verdict.reason == "count":
         return (

@@ -45,12 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["Pipeline", "answer_of", "reranked_as", "respond"]
 
 
-def reranked_as(query: Query, policy: Policy) -> Query:
+def reranked_as(query: Query) -> Query:
     """What the reranker reads of `query` (as retrieval applied it: `Retrieval.query`), here and where its
     calibration is fitted (train.calibrate). A list is judged paper by paper on its topic, not on the request around
     it ("… for my thesis"): the topic its facets are cut from. Retrieval still reads the whole text."""
     if query.is_topic and query.wants_list:
-        return replace(query, search=topic_words(query.search, policy.topic_word_uses))
+        return replace(query, search=query.topic)
     return query
 
 
@@ -92,6 +92,20 @@ class Pipeline:
         values = [*self.minilm().embed([query.text])[0], *list_evidence(query.text)]
         return replace(query, wants_list=policy.list_reader.asks_for_list(values))
 
+    def with_topic(self, query: Query, policy: Policy) -> Query:
+        """`query` with the words naming its topic (rag.terms.topic_words), when their MiniLM cosine to its whole
+        search text reaches `policy.topic_meaning_bar`: a cut that keeps one common word of a question about
+        something else ("Who won the 2018 FIFA World Cup" → "World") is no topic of it, and a list judged on it
+        cites any paper writing "world"."""
+        cut = topic_words(query.search, policy.topic_word_uses)
+        if cut == query.search:
+            return replace(query, topic_cut=None)
+        if policy.topic_meaning_bar > 0:
+            whole, part = self.minilm().embed([query.search, cut])
+            if float(whole @ part) < policy.topic_meaning_bar:  # unit vectors: their cosine
+                return replace(query, topic_cut=None)
+        return replace(query, topic_cut=cut)
+
     def asks_of_record(
         self, query: Query, sources: list[Source], k: int, policy: Policy, chosen: bool = False
     ) -> Query:
@@ -131,15 +145,15 @@ class Pipeline:
             query, sources = fuse(
                 query, self.store, self.query_embedder, self.settings, policy, wanted, paper_ids, mode, index, speller
             )
-            query = self.asks_for_list(query, policy)
+            query = self.with_topic(self.asks_for_list(query, policy), policy)
             # What the corpus reads as the topic decides whether the question names one: "for my thesis I need
             # solid citations on X" is X asked for, not a paper described in twelve words.
-            query = replace(query, is_topic=reads_as_topic(query, topic_words(query.search, policy.topic_word_uses)))
+            query = replace(query, is_topic=reads_as_topic(query, query.topic))
             if query.is_topic and query.wants_list:
                 sources = self.with_topic_candidates(query, sources, policy, wanted, paper_ids, mode, index)
             if calibration and sources:
                 assert self.reranker is not None
-                sources = self.reranker.rerank(reranked_as(query, policy), sources, calibration)
+                sources = self.reranker.rerank(reranked_as(query), sources, calibration)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -162,7 +176,7 @@ class Pipeline:
         cosine to the topic and the rank its own retrieval gave, `wanted` in all. Retrieving on the topic alone
         loses what the whole text finds (docs/EVALUATION.md); on the whole text alone, a request's words ("for my
         thesis") shape the list."""
-        topic = topic_words(query.search, policy.topic_word_uses)
+        topic = query.topic
         if topic == query.search:
             return sources
         topical, by_topic = fuse(
@@ -208,8 +222,7 @@ class Pipeline:
             index = index or get_index(self.store)
             focus = facet_focus(policy.facet_focus)
             # The request and scope words around the topic are no part a paper must hold ("… for my thesis, asap").
-            topic = topic_words(query.search, policy.topic_word_uses)
-            shares = facet_shares(topic, [s.text for s in sources], index, policy.light_facet, focus)
+            shares = facet_shares(query.topic, [s.text for s in sources], index, policy.light_facet, focus)
             for source, held in zip(sources, shares, strict=True):
                 source.facet_shares = held
 

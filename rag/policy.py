@@ -210,6 +210,11 @@ class Policy:
     # 0 cuts nothing off. Chosen among 1, 10 and 50 on evals/phrasings_heldout2.txt and the four dev sets, when
     # words were counted by stem (docs/EVALUATION.md); kept when they became word forms.
     topic_word_uses: int = 10
+    # The cut is the topic only when it keeps the question's meaning: its MiniLM cosine to the whole search text
+    # reaches this ("Who won the 2018 FIFA World Cup" cut to "World": 0.18). Below it the whole text is the topic.
+    # 0 keeps every cut. Chosen on the 14 calibration sets among 0-0.6 (0.30-0.40 tie; the middle), reported on
+    # the 11 others: `python evals/topic_meaning.py` (docs/EVALUATION.md).
+    topic_meaning_bar: float = 0.35
     # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
     count_window: int = 5
     # A question asks a field of its paper's record (rag.record) when its cosine to that field's question reaches

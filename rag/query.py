@@ -394,6 +394,9 @@ class Query:
     # Coined names and letter-digit words of the search text ("DiVeQ", "ImageNet", "CIFAR-10"): a question naming
     # a paper and a detail that paper never writes is a near miss (rag.judge.lacking_details).
     specifics: tuple[str, ...] = ()
+    # The words of the search text naming its topic (rag.terms.topic_words), set by the pipeline when they keep the
+    # question's meaning (`Pipeline.with_topic`); None: the whole search text is the topic.
+    topic_cut: str | None = None
 
     @property
     def counts_papers(self) -> bool:
@@ -408,8 +411,9 @@ class Query:
 
     @property
     def topic(self) -> str:
-        """What the question is about, for messages ("no paper found covers “federated unlearning”")."""
-        return self.search
+        """What the question is about: what a list is judged on, its facets are cut from, and messages name ("no
+        paper found covers “federated unlearning”"), without the request around it ("… for my thesis")."""
+        return self.topic_cut or self.search
 
 
 def decision_in_text(text: str) -> tuple[str, str | None]:

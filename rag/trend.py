@@ -25,7 +25,6 @@ from .facets import holds_topic
 from .lexical import get_index
 from .query import within_facets
 from .retrieval import fuse
-from .terms import topic_words
 from .types import Answer
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     policy = pipeline.policy
     calibration = policy.calibration
     assert calibration is not None
-    topic = topic_words(query.search, policy.topic_word_uses) or query.search
+    topic = pipeline.with_topic(query, policy).topic or query.search
     # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
     # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
     # unfiltered count gives 2025.

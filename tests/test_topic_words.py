@@ -93,6 +93,46 @@ def test_a_refusal_names_the_topic_without_the_request_around_it(seed_store, see
     assert answer.abstained and "no paper found covers “federated unlearning”;" in answer.answer
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who won the 2018 FIFA World Cup?",
+        "who won the 2022 FIFA World Cup",
+        "tire pressure light on but tires look fine",
+    ],
+)
+def test_a_cut_keeping_one_word_of_another_subject_is_no_topic_and_the_question_is_refused(
+    question, seed_store, seed_settings
+):
+    """The cut kept "World" (or "fine"), which a seed paper writes: the list was judged on that word and cited the
+    paper. Its meaning is not the question's (MiniLM cosine under `topic_meaning_bar`), so the whole text is read."""
+    from rag.pipeline import Pipeline, answer_of
+    from rag.query import parse
+
+    store, embedder = seed_store
+    pipeline = Pipeline(store, embedder, seed_settings)
+    found = pipeline.retrieve(parse(question))
+    assert found.query.topic == found.query.search
+    assert ask(question, store, embedder, seed_settings).abstained
+    every_cut = replace(pipeline.policy, topic_meaning_bar=0.0)
+    assert not answer_of(pipeline.run(parse(question), policy=every_cut, stream=False)).abstained
+
+
+def test_a_cut_keeping_the_questions_meaning_is_its_topic(seed_store, seed_settings):
+    """A request wrapped around a topic keeps the topic as its cut: the facets, the reranker and the refusal read
+    "machine unlearning", not the request."""
+    from .helpers import retrieve
+
+    store, embedder = seed_store
+    found = retrieve(
+        "For my related work section I need every paper in this collection on machine unlearning",
+        store,
+        embedder,
+        seed_settings,
+    )
+    assert found.query.topic == "machine unlearning" != found.query.search
+
+
 @pytest.mark.parametrize("topic", ["multi-view clustering", "knowledge distillation"])
 @pytest.mark.parametrize(
     "request_",

@@ -88,7 +88,7 @@ def calibrate(args: argparse.Namespace) -> dict:
     for q in questions:
         retrieval = fused.retrieve(parse(q.question), k=args.candidates)
         # The features the pipeline reads at run time: a list's on its topic words (rag.pipeline.reranked_as).
-        scored, sources = reranked_as(retrieval.query, fused.policy), retrieval.sources
+        scored, sources = reranked_as(retrieval.query), retrieval.sources
         for source, values in zip(sources, reranker.features(scored, sources), strict=True):
             rows.append(values)
             labels.append(source.id in q.gold_ids)
@@ -111,7 +111,7 @@ def calibrate(args: argparse.Namespace) -> dict:
             continue
         others = [p for p in everything if p not in set(q.gold_ids)]
         retrieval = fused.retrieve(parse(q.question), k=args.candidates, paper_ids=others)
-        features = reranker.features(reranked_as(retrieval.query, fused.policy), retrieval.sources)
+        features = reranker.features(reranked_as(retrieval.query), retrieval.sources)
         near_misses.append(max((placeholder.probability(f) for f in features), default=0.0))
     maxima = [best.get(q.qid, 0.0) for q in questions] + near_misses
     answerable = [bool(q.gold_ids) for q in questions] + [False] * len(near_misses)
