@@ -176,11 +176,18 @@ def by_closeness(sources: Sequence[Source]) -> list[Source]:
 NO_ANSWER = "The indexed abstracts don't answer this: none of the retrieved papers addresses the question."
 
 
+def years_bound(since: int | None, until: int | None) -> str | None:
+    """A year bound as a refusal words it: "2023 on", "2025-2026" (None: no bound)."""
+    if since is not None and until is not None:
+        return f"{since}-{until}"
+    return f"{since} on" if since is not None else None
+
+
 def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
     """The one line saying why `verdict` refuses, naming the closest paper and the bar or rule it missed."""
     lead = "The indexed abstracts don't answer this: "
     closest = verdict.closest
-    restriction = query.venue or query.year or (f"{query.since} on" if query.since is not None else None)
+    restriction = query.venue or query.year or years_bound(query.since, query.until)
     if verdict.reason == "not_held":
         return f"{lead}{not_held(verdict.asked, closest, query.specifics)}"  # type: ignore[arg-type]
     if verdict.reason == "no_papers" or closest is None:

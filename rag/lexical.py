@@ -214,9 +214,11 @@ class LexicalIndex:
         since: int | None = None,
         area: str | None = None,
         statuses: tuple[str, ...] | None = None,
+        until: int | None = None,
     ) -> list[LexicalHit]:
         """The `n` best-scoring chunks for `query` (score > 0), best first, within the filters (`since`: papers of
-        that year or later; `area`: the primary area as stored; `statuses`: the decisions kept)."""
+        that year or later, `until`: of that year or earlier; `area`: the primary area as stored; `statuses`: the
+        decisions kept)."""
         import numpy as np
 
         if not self.chunk_ids:
@@ -225,12 +227,14 @@ class LexicalIndex:
         if not terms or n <= 0:
             return []
         mask = None
-        if year is not None or venue or paper_ids or since is not None or area or statuses:
+        if year is not None or venue or paper_ids or since is not None or until is not None or area or statuses:
             mask = np.ones(len(self.chunk_ids), dtype=np.float32)
             if year is not None:
                 mask *= self.years == year
             if since is not None:
                 mask *= self.years >= since
+            if until is not None:
+                mask *= self.years <= until
             if venue:
                 mask *= self._column("venues") == venue
             if paper_ids:

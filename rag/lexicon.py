@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 36 regexes (compiled patterns; the 10 regex fragments they are built from are not counted)
+This module holds 36 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
 and 367 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
@@ -144,6 +144,18 @@ YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
 SHORT_YEAR = r"['’]?(\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
+# Two years joined, with or without their venue: "2025 or 2026", "ICLR 2025/2026", "iclr 2025/26", "2024-2026",
+# "between 2024 and 2026", "ICLR 2025 and ICLR 2026": the years from the first to the last (query.parse_filters,
+# before the one-year phrases, which would read "ICLR 2025/2026" as ICLR 2025 alone). A shorthand second year
+# only after "/" or a dash ("in 2019, 20 papers" is no range).
+# A fragment of YEAR_RANGE: a venue's name before a year, if any.
+VENUE_NAME = rf"(?:(?:{'|'.join(VENUES)})\s*)?"
+YEAR_RANGE = re.compile(
+    rf"(?<![\w\-.]){VENUE_NAME}['’]?((?:19|20)\d\d)"
+    rf"(?:\s*[/\-–]\s*{VENUE_NAME}(?:['’]?{YEAR}|{SHORT_YEAR})"
+    rf"|\s*(?:,|&|\bor\b|\band\b|\bto\b|\bthrough\b)\s*{VENUE_NAME}['’]?{YEAR})",
+    re.I,
+)
 # A lower bound on the year: "since 2023", "nothing older than 2020", "2023 onwards", "2024+", "2023 or later"
 # (that year and after), "after 2023", "newer than 2023" (the years after it). query.parse_filters, before the
 # exact-year phrases below, which would read "since 2021" as 2021 alone.
@@ -179,7 +191,6 @@ DECISION_PHRASE = re.compile(
     re.I,
 )
 # A venue given alone ("iclr 2025", "ICLR'25"), as query.normalize_venue writes it the stores' way.
-VENUE_ONLY = re.compile(rf"^\s*({'|'.join(VENUES)})\s*(?:['’]?((?:19|20)\d\d)|{SHORT_YEAR})\s*$", re.I)
 
 # == a list of papers, or one (rag.query.asks_for_list, rag.query.names_a_topic) =============================
 
@@ -468,6 +479,7 @@ FRAGMENTS = (
     "PAPERS_NOUN",
     "YEAR",
     "SHORT_YEAR",
+    "VENUE_NAME",
     "LIST_PLURAL_NOUN",
     "LIST_SINGULAR_NOUN",
     "ORDINAL_WORD",

@@ -28,11 +28,11 @@ from .lexicon import (
     REQUEST_WORDS_NOT_FIRST,
     REQUEST_WORDS_NOT_LAST,
     SCAFFOLD,
-    VENUE_ONLY,
     VENUE_YEAR,
     VENUES,
     WORK_IN_GENERAL,
     YEAR_PHRASE,
+    YEAR_RANGE,
     YEAR_SINCE,
 )
 from .text import bm25_stopwords, content_words
@@ -119,7 +119,7 @@ def _year_of(match: re.Match, group: int) -> int:
 def normalize_venue(venue: str) -> str:
     """A venue as the stores write it: "iclr 2025", "ICLR'2025", "ICLR'25" → "ICLR 2025"; anything else as
     given, trimmed."""
-    match = VENUE_ONLY.match(venue)
+    match = VENUE_YEAR.fullmatch(venue.strip())
     if match:
         return f"{VENUES[match.group(1).lower()]} {_year_of(match, 2)}"
     return " ".join(venue.split())
@@ -133,17 +133,29 @@ class QueryFilters:
     year: int | None = None
     venue: str | None = None
     since: int | None = None  # the first year a bound admits ("since 2023", "2023 onwards", "after 2022")
+    until: int | None = None  # the last year a range admits ("2025 or 2026", "2024-2026")
 
 
 def parse_filters(question: str) -> QueryFilters:
     """Year and venue restrictions written in the question itself, removed from the search text: a venue and
-    year, a lower bound on the year, or one year."""
+    year, a lower bound on the year, or one year; two years joined ("ICLR 2025/2026", "2025 or 2026") are the
+    years from the first to the last, of any venue (a venue's name and one year name a single venue)."""
     year: int | None = None
     venue: str | None = None
     since: int | None = None
+    until: int | None = None
     text = question
+    # Years opening the range after a name with inner capitals or digits are part of it ("ImageNet 2012 and 2014").
+    joined = next((m for m in YEAR_RANGE.finditer(text) if m.group()[0].isalpha() or not _name_before(text, m)), None)
     match = VENUE_YEAR.search(text)
-    if match:
+    if joined:
+        first, *later = joined.groups()
+        second = next(group for group in later if group)
+        since, until = sorted((int(first), int(second) if len(second) == 4 else 2000 + int(second)))
+        if since == until:
+            year, since, until = since, None, None
+        text = text[: joined.start()] + text[joined.end() :]
+    elif match:
         year = _year_of(match, 2)
         venue = f"{VENUES[match.group(1).lower()]} {year}"
         text = text[: match.start()] + text[match.end() :]
@@ -156,7 +168,7 @@ def parse_filters(question: str) -> QueryFilters:
         if match:
             year = int(next(group for group in match.groups() if group))
             text = text[: match.start()] + text[match.end() :]
-    return QueryFilters(" ".join(text.split()), year, venue, since)
+    return QueryFilters(" ".join(text.split()), year, venue, since, until)
 
 
 _NAME_BEFORE = re.compile(r"([\w\-]+)\s*$")
@@ -166,6 +178,11 @@ def _follows_a_name(text: str, match: re.Match[str]) -> bool:
     """A bare year after a name with inner capitals or digits is part of it: "ImageNet 2012", "WMT 2014"."""
     if not match.group().strip().isdigit():
         return False  # "in 2014", "2014 only": a phrase, whatever precedes it
+    return _name_before(text, match)
+
+
+def _name_before(text: str, match: re.Match[str]) -> bool:
+    """Whether the word before `match` is a name with inner capitals or digits ("ImageNet 2012 and 2014")."""
     before = _NAME_BEFORE.search(text[: match.start()])
     word = before.group(1) if before else ""
     return any(ch.isdigit() for ch in word) or any(ch.isupper() for ch in word[1:])
@@ -379,6 +396,7 @@ class Query:
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
     since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
+    until: int | None = None  # papers of this year or earlier, with `since` a range ("2025 or 2026", "2024-2026")
     area: str | None = None  # only papers of this primary area (given as a flag; as the store writes it once applied)
     status: str | None = None  # only papers of this decision: a key of STATUS_FILTERS
     status_in_text: bool = False  # written in the question (applied only if the store holds decisions), not a flag
@@ -454,6 +472,7 @@ def parse(
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
         since=filters.since,
+        until=filters.until,
         area=area or None,
         status=status if status is not None else status_written,
         status_in_text=status is None and status_written is not None,

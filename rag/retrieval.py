@@ -35,6 +35,7 @@ def build_where(
     since: int | None = None,
     area: str | None = None,
     statuses: tuple[str, ...] | None = None,
+    until: int | None = None,
 ) -> dict | None:
     """A Chroma metadata filter for the given restrictions (None when there are none)."""
     clauses: list[dict] = []
@@ -42,6 +43,8 @@ def build_where(
         clauses.append({"year": year})
     if since is not None:
         clauses.append({"year": {"$gte": since}})
+    if until is not None:
+        clauses.append({"year": {"$lte": until}})
     if venue:
         clauses.append({"venue": venue})
     if paper_ids:
@@ -102,7 +105,7 @@ def fuse(
     dense: dict[str, ChunkHit] = {}
     if mode != "lexical":
         # Ids and scores only: the few papers kept are read once at the end, with their abstracts.
-        where = build_where(year, venue, paper_ids, query.since, query.area, query.decisions)
+        where = build_where(year, venue, paper_ids, query.since, query.area, query.decisions, query.until)
         for hit in store.query(vector, n=depth, where=where, details=False):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
@@ -114,6 +117,7 @@ def fuse(
             venue=venue,
             paper_ids=paper_ids,
             since=query.since,
+            until=query.until,
             area=query.area,
             statuses=query.decisions,
         )

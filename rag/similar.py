@@ -153,7 +153,7 @@ def filters_where(store: Store, filters: Query) -> dict | None:
         with store.reading():
             facets = get_index(store).facets()
         filters = within_facets(filters, facets["areas"], facets["statuses"])
-    return build_where(filters.year, filters.venue, None, filters.since, filters.area, filters.decisions)
+    return build_where(filters.year, filters.venue, None, filters.since, filters.area, filters.decisions, filters.until)
 
 
 def similar(

@@ -79,7 +79,7 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
     # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
     # unfiltered count gives 2025.
-    topical = replace(query, search=topic, year=None, venue=None, since=None, area=None, status=None)
+    topical = replace(query, search=topic, year=None, venue=None, since=None, until=None, area=None, status=None)
     with pipeline.store.reading():
         index = get_index(pipeline.store) if pipeline.settings.retriever != "dense" else None
         _, candidates = fuse(
@@ -131,6 +131,8 @@ def _passes(query: Query, source: Source) -> bool:
         return False
     if query.since is not None and (source.year is None or source.year < query.since):
         return False
+    if query.until is not None and (source.year is None or source.year > query.until):
+        return False
     if query.area is not None and source.area != query.area:
         return False
     if query.decisions is not None and source.status not in query.decisions:
@@ -139,7 +141,7 @@ def _passes(query: Query, source: Source) -> bool:
 
 
 def _filtered(query: Query) -> bool:
-    return any(v is not None for v in (query.year, query.since, query.venue, query.area, query.status))
+    return any(v is not None for v in (query.year, query.since, query.until, query.venue, query.area, query.status))
 
 
 def _papers_by_year(index) -> dict[int, int]:

@@ -80,6 +80,7 @@ class Retrieval:
         applied = (
             ("year", query.year),
             ("since", query.since),
+            ("until", query.until),
             ("venue", query.venue),
             ("area", query.area),
             ("status", query.status),

@@ -31,6 +31,7 @@ def query_json(query: Query) -> dict:
         "search": query.search,
         "year": query.year,
         "since": query.since,
+        "until": query.until,
         "venue": query.venue,
         "area": query.area,
         "status": query.status,

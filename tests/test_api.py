@@ -28,6 +28,7 @@ def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
         "search": "unlearning",
         "year": None,
         "since": None,
+        "until": None,
         "venue": None,
         "area": None,
         "status": None,

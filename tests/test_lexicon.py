@@ -62,11 +62,11 @@ from rag.lexicon import (
     SCAFFOLD,
     SEVERAL_PAPERS,
     SINGULAR_REFERENCE,
-    VENUE_ONLY,
     VENUE_YEAR,
     VENUES,
     WORK_IN_GENERAL,
     YEAR_PHRASE,
+    YEAR_RANGE,
     YEAR_SINCE,
 )
 
@@ -133,11 +133,20 @@ FINDS = [
     (YEAR_PHRASE, "search", "accuracy of 2025.5 points", None),
     (YEAR_PHRASE, "search", "in 2025-bench", None),
     # query.normalize_venue: a --venue flag
-    (VENUE_ONLY, "match", "iclr 2025", "iclr 2025"),
-    (VENUE_ONLY, "match", "ICLR'25", "ICLR'25"),
-    (VENUE_ONLY, "match", " NeurIPS 2024 ", " NeurIPS 2024 "),
-    (VENUE_ONLY, "match", "ICLR 2025 workshop", None),
-    (VENUE_ONLY, "match", "AAAI 2025", None),
+    (VENUE_YEAR, "fullmatch", "iclr 2025", "iclr 2025"),
+    (VENUE_YEAR, "fullmatch", "ICLR'25", "ICLR'25"),
+    (VENUE_YEAR, "fullmatch", "NeurIPS 2024", "NeurIPS 2024"),
+    (VENUE_YEAR, "fullmatch", "ICLR 2025 workshop", None),
+    (VENUE_YEAR, "fullmatch", "AAAI 2025", None),
+    # query.parse_filters: two years joined
+    (YEAR_RANGE, "search", "any work on X from iclr 2025 or 2026?", "iclr 2025 or 2026"),
+    (YEAR_RANGE, "search", "papers from the ICLR 2025/2026 set", "ICLR 2025/2026"),
+    (YEAR_RANGE, "search", "iclr 2025/26 clustering", "iclr 2025/26"),
+    (YEAR_RANGE, "search", "diffusion 2024-2026", "2024-2026"),
+    (YEAR_RANGE, "search", "ICLR 2025 and ICLR 2026 papers", "ICLR 2025 and ICLR 2026"),
+    (YEAR_RANGE, "search", "in 2019, 20 papers", None),
+    (YEAR_RANGE, "search", "GPT-2025 or 2026", None),
+    (YEAR_RANGE, "search", "2025-bench", None),
     # query.asks_for_list, query.names_a_topic: papers in the plural, or "list"
     (LIST_QUESTION, "search", "which papers study unlearning?", "which papers"),
     (LIST_QUESTION, "search", "list the ICLR 2025 work on unlearning", "list"),

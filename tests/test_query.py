@@ -59,6 +59,7 @@ def test_parse(question, search, year, venue, wants_list):
         "search": query.search,
         "year": year,
         "since": None,
+        "until": None,
         "venue": venue,
         "area": None,
         "status": None,
@@ -164,6 +165,30 @@ def test_a_list_question_names_a_topic_however_many_alternatives_it_lists():
 def test_a_lower_bound_on_the_year_is_read_as_one_not_as_that_year(question, since, search):
     query = parse(question)
     assert (query.since, query.year) == (since, None) and search in query.search.lower()
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "until", "search"),
+    [
+        # read as ICLR 2025 alone, a list of the store's two years lost its 2026 papers
+        ("any work on machine unlearning from iclr 2025 or 2026?", 2025, 2026, "machine unlearning"),
+        ("Are there any ICLR 2025 or 2026 papers on clustering? If so, please list them.", 2025, 2026, "clustering"),
+        ("iclr 2025/26 clustering", 2025, 2026, "clustering"),
+        ("ICLR 2025 and ICLR 2026 papers on RL", 2025, 2026, "rl"),
+        ("papers on diffusion 2024-2026", 2024, 2026, "diffusion"),
+        ("between 2024 and 2026, unlearning papers", 2024, 2026, "unlearning"),
+        ("2026 or 2025 clustering papers", 2025, 2026, "clustering"),
+    ],
+)
+def test_two_years_joined_are_the_years_from_the_first_to_the_last_of_any_venue(question, since, until, search):
+    query = parse(question)
+    assert (query.year, query.venue, query.since, query.until) == (None, None, since, until)
+    assert search in query.search.lower() and not any(ch.isdigit() for ch in query.search)
+
+
+@pytest.mark.parametrize("question", ["ImageNet 2012 and 2014 results", "in 2019, 20 papers studied pruning"])
+def test_years_of_a_name_or_a_year_and_a_number_are_no_range(question):
+    assert parse(question).until is None
 
 
 @pytest.mark.parametrize("question", ["papers from 2025 on unlearning", "unlearning papers from 2025"])

@@ -95,6 +95,8 @@ def test_bm25_filters_by_year_venue_and_paper():
     assert {h.paper_id for h in index.search("quantization", 4, since=2026)} == {"p1", "p4"}
     assert {h.paper_id for h in index.search("vector", 4, since=2025)} == {"p1", "p2"}
     assert {h.paper_id for h in index.search("vector", 4, since=2026)} == {"p1"}
+    assert {h.paper_id for h in index.search("vector", 4, until=2025)} == {"p2"}
+    assert {h.paper_id for h in index.search("vector", 4, since=2025, until=2026)} == {"p1", "p2"}
 
 
 def test_term_coverage_ignores_question_words():
@@ -276,6 +278,17 @@ def test_year_in_the_question_filters_both_retrievers(seed_store, seed_settings)
         assert found.sources and all(s.year == 2025 for s in found.sources), mode
     explicit = retrieve("ICLR 2025 clustering papers", store, embedder, seed_settings, year=2026)
     assert all(s.year == 2026 for s in explicit.sources)  # a flag beats the question
+
+
+def test_two_years_in_the_question_keep_the_papers_of_both_in_every_retriever(seed_store, seed_settings):
+    """ "from ICLR 2025 or 2026" was read as ICLR 2025 alone: a list over the store's two years lost its 2026 papers."""
+    store, embedder = seed_store
+    for mode in ("dense", "lexical", "hybrid"):
+        found = retrieve("clustering papers from ICLR 2025 or 2026", store, embedder, seed_settings, mode=mode)
+        assert found.filters == {"since": 2025, "until": 2026}
+        assert {s.year for s in found.sources} == {2025, 2026}, mode
+    older = retrieve("clustering papers from 2023 or 2024", store, embedder, seed_settings)
+    assert older.sources == []  # the seeds are from 2025 and 2026
 
 
 def test_a_paraphrase_is_left_to_the_dense_retriever(seed_store, seed_settings):
