@@ -29,7 +29,7 @@ from .lexicon import (
     PLURAL_REFERENCE,
     SINGULAR_REFERENCE,
 )
-from .query import Query, asks_for_list, parse, search_text
+from .query import Query, asks_for_list, parse, search_text, year_range
 
 if TYPE_CHECKING:
     from .types import Answer
@@ -114,6 +114,8 @@ def describe_query(query: Query, paper_ids: Sequence[str] = ()) -> str:
     parts = [f"↳ searching: {query.search}"]
     if query.year is not None:
         parts.append(f"year {query.year}")
+    if query.since is not None:
+        parts.append(f"years {query.since}-{query.until}" if query.until is not None else f"from {query.since}")
     if query.venue:
         parts.append(query.venue)
     if query.area:
@@ -219,13 +221,18 @@ def _ordinal_name(n: int) -> str:
 
 
 def find_year(question: str) -> tuple[int | None, bool, list[tuple[int, int]]]:
-    """(the year asked for, whether "any year" was asked for, where those words are)."""
-    spans: list[tuple[int, int]] = []
+    """(the year asked for, whether "any year" was asked for, where those words are). Years joined ("2025 or
+    2026": rag.query.year_range) are no one year: they lift the conversation's year as "any year" does, and the
+    question's own text, which keeps them, is parsed as a range."""
+    joined = year_range(question)
+    spans: list[tuple[int, int]] = [joined[1]] if joined else []
     year = None
     for match in _YEAR.finditer(question):
+        if joined and joined[1][0] <= match.start() < joined[1][1]:
+            continue
         year = int(match.group(1))
         spans.append(match.span())
-    any_year = False
+    any_year = joined is not None
     for match in ANY_YEAR.finditer(question):
         any_year = True
         spans.append(match.span())

@@ -145,16 +145,13 @@ def parse_filters(question: str) -> QueryFilters:
     since: int | None = None
     until: int | None = None
     text = question
-    # Years opening the range after a name with inner capitals or digits are part of it ("ImageNet 2012 and 2014").
-    joined = next((m for m in YEAR_RANGE.finditer(text) if m.group()[0].isalpha() or not _name_before(text, m)), None)
+    joined = year_range(text)
     match = VENUE_YEAR.search(text)
     if joined:
-        first, *later = joined.groups()
-        second = next(group for group in later if group)
-        since, until = sorted((int(first), int(second) if len(second) == 4 else 2000 + int(second)))
+        (since, until), span = joined
         if since == until:
             year, since, until = since, None, None
-        text = text[: joined.start()] + text[joined.end() :]
+        text = text[: span[0]] + text[span[1] :]
     elif match:
         year = _year_of(match, 2)
         venue = f"{VENUES[match.group(1).lower()]} {year}"
@@ -172,6 +169,32 @@ def parse_filters(question: str) -> QueryFilters:
 
 
 _NAME_BEFORE = re.compile(r"([\w\-]+)\s*$")
+
+
+def year_range(text: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((first, last) year, where they are written) of the first years joined in `text` that restrict the papers
+    (`lexicon.YEAR_RANGE`): joined with a venue's name or after "between", or where their last year alone would be
+    a year phrase ("papers from 2025 or 2026", "diffusion 2024-2026"). Not years of a name ("ImageNet 2012 and
+    2014"), a year and month ("2024-05"), or numbers ("the 2020-2021 pandemic", "2048 or 2049 dims")."""
+    for match in YEAR_RANGE.finditer(text):
+        written = match.group()
+        years = [int(y) for y in re.findall(r"(?:19|20)\d\d", written)]
+        short = re.search(r"[/\-–]\s*['’]?(\d\d)$", written)
+        if short:
+            if int(short.group(1)) <= years[-1] % 100:
+                continue  # "2024-05", "2023/12": a month
+            years.append(years[-1] - years[-1] % 100 + int(short.group(1)))
+        start = match.start()
+        if not (VENUE_YEAR.search(written) or match.group(1)):
+            if _name_before(text, match):
+                continue
+            alone = text[:start] + str(years[-1]) + text[match.end() :]
+            phrase = next((m for m in YEAR_PHRASE.finditer(alone) if m.start() <= start < m.end()), None)
+            if phrase is None:
+                continue
+            start = phrase.start()  # "from 2023, 2024 or 2025": the phrase's words go with the years
+        return (min(years), max(years)), (start, match.end())
+    return None
 
 
 def _follows_a_name(text: str, match: re.Match[str]) -> bool:

@@ -153,6 +153,15 @@ def test_any_year_lifts_the_sticky_year_and_is_not_searched_for():
     assert subject.year is None and "diffusion models" in subject.query and "year" not in subject.query
 
 
+def test_a_new_question_with_two_years_is_read_as_both_whatever_year_stuck():
+    """It was read as its last year (find_year), over the range the question's own parse gives."""
+    state = ChatState(k=5, backend="extractive", year=2025)
+    resolution = resolve("which papers study diffusion at ICLR 2025 or 2026?", state)
+    query = resolution.to_query()
+    assert (resolution.year, query.year, query.since, query.until) == (None, None, 2025, 2026)
+    assert resolution.describe() == "↳ searching: diffusion · years 2025-2026"  # the dimmed line says so
+
+
 def test_a_new_question_with_its_own_year_overrides_the_sticky_year():
     resolution = resolve("which papers study unlearning in 2025?", ChatState(k=5, backend="extractive", year=2026))
     assert resolution.year == 2025

@@ -178,6 +178,7 @@ def test_a_lower_bound_on_the_year_is_read_as_one_not_as_that_year(question, sin
         ("papers on diffusion 2024-2026", 2024, 2026, "diffusion"),
         ("between 2024 and 2026, unlearning papers", 2024, 2026, "unlearning"),
         ("2026 or 2025 clustering papers", 2025, 2026, "clustering"),
+        ("papers from 2023, 2024 or 2025 on RL", 2023, 2025, "rl"),
     ],
 )
 def test_two_years_joined_are_the_years_from_the_first_to_the_last_of_any_venue(question, since, until, search):
@@ -186,9 +187,20 @@ def test_two_years_joined_are_the_years_from_the_first_to_the_last_of_any_venue(
     assert search in query.search.lower() and not any(ch.isdigit() for ch in query.search)
 
 
-@pytest.mark.parametrize("question", ["ImageNet 2012 and 2014 results", "in 2019, 20 papers studied pruning"])
-def test_years_of_a_name_or_a_year_and_a_number_are_no_range(question):
-    assert parse(question).until is None
+@pytest.mark.parametrize(
+    "question",
+    [
+        "ImageNet 2012 and 2014 results",  # years of a name
+        "in 2019, 20 papers studied pruning",  # a year, then a number
+        "models released 2024-05 on the hub",  # a year and a month
+        "what did the 2020-2021 pandemic papers find",  # no year phrase: a name for a period
+        "embeddings with 2048 or 2049 dims",  # numbers
+        "accuracy on 2024, 2025 results",
+    ],
+)
+def test_joined_numbers_that_restrict_no_papers_are_no_range(question):
+    query = parse(question)
+    assert (query.since, query.until) == (None, None)
 
 
 @pytest.mark.parametrize("question", ["papers from 2025 on unlearning", "unlearning papers from 2025"])
