@@ -239,6 +239,12 @@ def find_year(question: str) -> tuple[int | None, bool, list[tuple[int, int]]]:
     return (None if any_year else year), any_year, spans
 
 
+def _without_years(question: str) -> str:
+    """`question` without the joined years a follow-up added to it ("… unlearning? from 2025 or 2026")."""
+    joined = year_range(question)
+    return " ".join((question[: joined[1][0]] + question[joined[1][1] :]).split()) if joined else question
+
+
 def is_year(text: str) -> bool:
     """Whether `text` is just a year, as `/year 2025` takes it."""
     return _YEAR.fullmatch(text) is not None
@@ -322,7 +328,13 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
         return Resolution(query, tuple(ids), None, about_papers=True, opens_topic=False)
 
     if (year is not None or any_year) and not content and topic:
-        return Resolution(topic, (), year, opens_topic=True)  # "and in 2025?": the same question, narrowed
+        # "and in 2025?": the same question, narrowed; "and 2025 or 2026?": the same question over those years (read
+        # from its words, which the topic then keeps); "any year?" lifts both.
+        joined = year_range(text)
+        topic = _without_years(topic)
+        if joined:
+            return Resolution(f"{topic.rstrip(' ?.!')} {text[slice(*joined[1])]}", (), None, opens_topic=True)
+        return Resolution(topic, (), year, opens_topic=True)
 
     continuation = CONTINUATION.match(text)
     if continuation and topic and content:

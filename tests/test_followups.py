@@ -153,6 +153,18 @@ def test_any_year_lifts_the_sticky_year_and_is_not_searched_for():
     assert subject.year is None and "diffusion models" in subject.query and "year" not in subject.query
 
 
+def test_a_follow_up_of_two_years_asks_the_same_question_over_both_and_any_year_lifts_them():
+    """It re-asked the topic with no year at all."""
+    state = conversation()
+    both = resolve("and from 2025 or 2026?", state)
+    query = both.to_query()
+    assert (query.search, query.year, query.since, query.until) == ("unlearning", None, 2025, 2026)
+    state.topic = both.query
+    assert resolve("and 2026 only?", state).to_query().year == 2026
+    lifted = resolve("and in any year?", state).to_query()
+    assert (lifted.year, lifted.since, lifted.until) == (None, None, None) and lifted.search == "unlearning"
+
+
 def test_a_new_question_with_two_years_is_read_as_both_whatever_year_stuck():
     """It was read as its last year (find_year), over the range the question's own parse gives."""
     state = ChatState(k=5, backend="extractive", year=2025)
