@@ -22,6 +22,7 @@ from .lexicon import (
     CONTINUATION,
     COUNT_WORDS,
     FOLLOWUP_FILLER,
+    FUNCTION_WORDS,
     ORDINAL,
     ORDINAL_NUMBER,
     ORDINAL_RANGE,
@@ -245,6 +246,14 @@ def _without_years(question: str) -> str:
     return " ".join((question[: joined[1][0]] + question[joined[1][1] :]).split()) if joined else question
 
 
+def _no_dangling_grammar(text: str) -> str:
+    """`text` without the grammar words its removed years leave at its end ("unlearning from ?" → "unlearning")."""
+    words = text.rstrip(" ?.!,;:").split()
+    while len(words) > 1 and words[-1].lower() in FUNCTION_WORDS:
+        words.pop()
+    return " ".join(words)
+
+
 def is_year(text: str) -> bool:
     """Whether `text` is just a year, as `/year 2025` takes it."""
     return _YEAR.fullmatch(text) is not None
@@ -338,10 +347,17 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
 
     continuation = CONTINUATION.match(text)
     if continuation and topic and content:
-        # "what about diffusion?": the previous question about a new subject, with its filters.
+        # "what about diffusion?": the previous question about a new subject, with its filters. Joined years live in
+        # the topic's words (not `topic_year`): they are carried over unless the follow-up names its own.
         core = " ".join(_mask(text, year_spans)[continuation.end() :].strip(" ?.!").split()) or text
-        previous_core = search_text(topic)
-        query = topic.replace(previous_core, core) if previous_core != topic and previous_core in topic else core
+        core = _no_dangling_grammar(core) if year_spans else core  # "diffusion in 2026" → "diffusion"
+        joined = year_range(topic)
+        previous = _no_dangling_grammar(_without_years(topic).strip(" ,;:")) if joined else topic
+        previous_core = search_text(previous)
+        replaceable = previous_core != previous and previous_core in previous
+        query = previous.replace(previous_core, core) if replaceable else core
+        if joined and year is None and not any_year:
+            query = f"{query.rstrip(' ?.!')} {topic[slice(*joined[1])]}"
         return Resolution(query, (), year if year is not None or any_year else state.topic_year, opens_topic=True)
     return Resolution(text, (), year if year is not None or any_year else state.year, opens_topic=True)
 

@@ -230,3 +230,24 @@ def test_mentions_finds_a_word_or_its_singular():
     assert mentions(["rwku"], abstract) is True
     assert mentions(["datasets"], abstract) is True  # the singular counts
     assert mentions(["imagenet", "results"], abstract) is False
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "which papers study unlearning from ICLR 2025 or 2026?",
+        "papers on unlearning, 2025 or 2026",
+        "between 2025 and 2026, which papers study unlearning?",  # was searched as "between diffusion?"
+    ],
+)
+def test_a_new_subject_after_two_years_keeps_them_unless_it_names_its_own(topic):
+    """ "what about diffusion?" after a question over 2025 and 2026 searched diffusion in every year: the range
+    lives in the topic's words, and the new subject replaced them."""
+    state = ChatState(k=5, backend="extractive", topic=topic, listing=["000-01"])
+    kept = resolve("what about diffusion?", state).to_query()
+    assert (kept.search, kept.year, kept.since, kept.until) == ("diffusion", None, 2025, 2026)
+    own = resolve("what about diffusion in 2026?", state)
+    assert (own.to_query().search, own.year, own.to_query().since) == ("diffusion", 2026, None)
+    assert "2025" not in own.query and not own.query.endswith((" in", " from"))
+    lifted = resolve("what about diffusion in any year?", state).to_query()
+    assert (lifted.search, lifted.year, lifted.since, lifted.until) == ("diffusion", None, None, None)
