@@ -145,16 +145,17 @@ SHORT_YEAR = r"['’]?(\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
 # Years joined, with or without their venue: "2025 or 2026", "ICLR 2025/2026", "iclr 2025/26", "2024-2026",
-# "between 2024 and 2026", "ICLR 2025 and ICLR 2026", "2023, 2024 or 2025": the years from the first to the last
-# (query.parse_filters, before the one-year phrases, which would read "ICLR 2025/2026" as ICLR 2025 alone). A
-# shorthand year only after "/" or a dash; query.year_range reads which joined years restrict (a venue's, after
-# "between", or where a year phrase would be one: not "the 2020-2021 pandemic", "2024-05", "2048 or 2049 dims").
+# "between 2024 and 2026", "ICLR 2025 and ICLR 2026", "2023, 2024 or 2025", "ICLR'25/'26": the years from the first
+# to the last (query.parse_filters, before the one-year phrases, which would read "ICLR 2025/2026" as ICLR 2025
+# alone). A shorthand year only after a venue's name, "/", a dash or an apostrophe; query.year_range reads which
+# joined years restrict (a venue's, after "between", or where a year phrase would be one: not "the 2020-2021
+# pandemic", "2024-05", "2048 or 2049 dims").
 # A fragment of YEAR_RANGE: a venue's name before a year, if any.
 VENUE_NAME = rf"(?:(?:{'|'.join(VENUES)})\s*)?"
 YEAR_RANGE = re.compile(
-    rf"(?<![\w\-.])(between\s+)?{VENUE_NAME}['’]?(?:19|20)\d\d"
+    rf"(?<![\w\-.])(between\s+)?(?:{VENUE_NAME}['’]?(?:19|20)\d\d|(?:{'|'.join(VENUES)})\s*['’]?\d\d)(?!\d)"
     rf"(?:(?:\s*[/\-–]\s*{VENUE_NAME}['’]?(?:(?:19|20)\d\d|\d\d)"
-    rf"|\s*(?:,|&|\bor\b|\band\b|\bto\b|\bthrough\b)\s*{VENUE_NAME}['’]?(?:19|20)\d\d)(?![\w\-]|\.\d))+",
+    rf"|\s*(?:,|&|\bor\b|\band\b|\bto\b|\bthrough\b)\s*{VENUE_NAME}(?:['’]?(?:19|20)\d\d|['’]\d\d))(?![\w\-]|\.\d))+",
     re.I,
 )
 # A lower bound on the year: "since 2023", "nothing older than 2020", "2023 onwards", "2024+", "2023 or later"

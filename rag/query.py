@@ -178,12 +178,9 @@ def year_range(text: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
     2014"), a year and month ("2024-05"), or numbers ("the 2020-2021 pandemic", "2048 or 2049 dims")."""
     for match in YEAR_RANGE.finditer(text):
         written = match.group()
-        years = [int(y) for y in re.findall(r"(?:19|20)\d\d", written)]
-        short = re.search(r"[/\-–]\s*['’]?(\d\d)$", written)
-        if short:
-            if int(short.group(1)) <= years[-1] % 100:
-                continue  # "2024-05", "2023/12": a month
-            years.append(years[-1] - years[-1] % 100 + int(short.group(1)))
+        years = _joined_years(written)
+        if years is None:
+            continue  # "2024-05", "2023/12": a month
         start = match.start()
         if not (VENUE_YEAR.search(written) or match.group(1)):
             if _name_before(text, match):
@@ -195,6 +192,21 @@ def year_range(text: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
             start = phrase.start()  # "from 2023, 2024 or 2025": the phrase's words go with the years
         return (min(years), max(years)), (start, match.end())
     return None
+
+
+def _joined_years(written: str) -> list[int] | None:
+    """The years of a YEAR_RANGE match, a shorthand one in the century of the year before it ("ICLR'25/'26",
+    "2025/26"); None when a shorthand after a year is not later than it: a month ("2024-05")."""
+    years: list[int] = []
+    for number in re.findall(r"(?<!\d)\d{2,4}(?!\d)", written):
+        if len(number) == 4:
+            years.append(int(number))
+            continue
+        century = years[-1] - years[-1] % 100 if years else 2000
+        if years and century + int(number) <= years[-1]:
+            return None
+        years.append(century + int(number))
+    return years
 
 
 def _follows_a_name(text: str, match: re.Match[str]) -> bool:

@@ -179,6 +179,8 @@ def test_a_lower_bound_on_the_year_is_read_as_one_not_as_that_year(question, sin
         ("between 2024 and 2026, unlearning papers", 2024, 2026, "unlearning"),
         ("2026 or 2025 clustering papers", 2025, 2026, "clustering"),
         ("papers from 2023, 2024 or 2025 on RL", 2023, 2025, "rl"),
+        ("ICLR'25/'26 papers on unlearning", 2025, 2026, "unlearning"),  # shorthand years: read as ICLR 2025
+        ("unlearning at iclr '25 or '26", 2025, 2026, "unlearning"),
     ],
 )
 def test_two_years_joined_are_the_years_from_the_first_to_the_last_of_any_venue(question, since, until, search):
