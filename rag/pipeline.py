@@ -120,6 +120,19 @@ class Pipeline:
         field = asked_field(query.text, paper, self.minilm(), policy.record_bar, policy.record_title_words)
         return replace(query, asks_record=field)
 
+    def named_below(self, found: Retrieval, k: int, policy: Policy) -> Retrieval:
+        """`found` with the paper its question names by a word only that candidate writes shown first, when the
+        question asks a field of its record but the paper ranked below `k`: in "bibtex for PURGE" the topic is
+        "bibtex" (no abstract writes it), and the cross-encoder, reading that, ranks PURGE's paper 20th."""
+        query = found.query
+        named = named_paper(query.text, query.specifics, found.candidates, policy.record_title_words)
+        if named is None or named in found.sources[:k]:
+            return found
+        asked = self.asks_of_record(query, [named], 1, policy)
+        if asked.asks_record is None:
+            return found
+        return replace(found, query=asked, sources=[named, *(s for s in found.sources if s is not named)])
+
     # -- stages ----------------------------------------------------------------------------------------
 
     def retrieve(
@@ -271,6 +284,8 @@ class Pipeline:
         # Only a question is asked of a paper's record: a search is not, and does not pay for reading it.
         asked = self.asks_of_record(found.query, found.sources, k, policy, chosen=paper_ids is not None)
         found = replace(found, query=asked)
+        if asked.asks_record is None and paper_ids is None:
+            found = self.named_below(found, k, policy)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
         if paper_ids is not None and found.query.asks_record is not None:

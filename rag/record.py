@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Literal
 
+from .export import to_bibtex
 from .query import mentions, specific_names
 from .text import LINK, split_sentences, tidy_latex
 
@@ -44,7 +45,7 @@ __all__ = [
     "writes_a_name",
 ]
 
-RecordField = Literal["authors", "code", "decision"]
+RecordField = Literal["authors", "code", "decision", "bibtex", "link"]
 
 # Questions a user would ask of a paper called "it", per field: the field a question asks for is the one with the
 # question it reads closest to. A decision is asked of by its presentation or by its outcome.
@@ -55,6 +56,9 @@ FIELD_QUESTIONS: dict[RecordField, tuple[str, ...]] = {
         "was it accepted as an oral, a spotlight or a poster",
         "what was the decision on it, accepted or rejected",
     ),
+    # What a researcher does next with a paper found: cite it, read it.
+    "bibtex": ("how do I cite it? its bibtex or reference",),
+    "link": ("its pdf or url: where can I read it",),
 }
 
 # A decision (rag.corpus.DECISIONS) as an answer says it.
@@ -154,6 +158,10 @@ def holds(field: RecordField, paper: Source) -> bool:
         return paper.status is not None and paper.status in _DECIDED
     if field == "code":
         return bool(LINK.search(paper.abstract or paper.snippet))
+    if field == "bibtex":
+        return True  # written from the record: id, venue, year, link (rag.export)
+    if field == "link":
+        return bool(paper.url)
     return False
 
 
@@ -165,6 +173,11 @@ def record_answer(field: RecordField, paper: Source) -> str:
     if field == "decision":
         assert paper.status is not None
         return f"[{paper.id}] was {_DECIDED[paper.status]}{f' at {where}' if where else ''}.{_page(paper)}"
+    if field == "bibtex":
+        return f"BibTeX for [{paper.id}]:\n\n{to_bibtex([paper]).rstrip()}"
+    if field == "link":
+        title = f" “{paper.title}”" if paper.title else ""
+        return f"[{paper.id}]{title}{f' ({where})' if where else ''}: {paper.url}"
     linked = [s for s in split_sentences(paper.abstract or paper.snippet) if LINK.search(s)]
     quoted = tidy_latex(linked[0]).replace("[", "(").replace("]", ")")  # never read as a citation
     return f"The abstract of [{paper.id}] gives its code: “{quoted}”"
@@ -181,6 +194,8 @@ def not_held(field: RecordField, paper: Source | None, names: Sequence[str] = ()
         said = f"they hold no authors or affiliations; the paper asked about is {paper.id}{title}"
     elif field == "code":
         said = f"the abstract of {paper.id} gives no code link"
+    elif field == "link":
+        said = f"the store holds no link for {paper.id}"
     else:
         said = f"the store holds no decision for {paper.id}"
     return f"{said}{f' (its page: {paper.url})' if paper.url else ''}."

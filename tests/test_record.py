@@ -61,6 +61,29 @@ def test_a_code_link_no_abstract_writes_is_refused_with_the_papers_page(seed_sto
     assert "https://openreview.net/forum?id=HK6t5x5gJq" in answer.answer
 
 
+def test_how_to_cite_a_paper_is_answered_with_its_bibtex_entry_citing_it(seed_store_dir):
+    """It quoted the paper's method ("DiffSDA leverages a new probabilistic modeling …")."""
+    answer = Papers(store=seed_store_dir).ask("how do I cite the DiffSDA paper?")
+    assert answer.query.asks_record == "bibtex" and not answer.abstained
+    assert answer.citations == ["002-17"] and answer.answer.startswith("BibTeX for [002-17]:")
+    assert "@inproceedings{" in answer.answer
+    assert "url       = {https://openreview.net/forum?id=tooDJHBSvO}" in answer.answer
+
+
+def test_a_paper_named_below_the_shown_ones_is_still_the_one_asked_of(seed_store_dir):
+    """ "bibtex for PURGE": the topic is "bibtex", which no abstract writes, and the cross-encoder reading it ranks
+    PURGE's paper below k; the paper the question names by a word only it writes is the one cited."""
+    answer = Papers(store=seed_store_dir).ask("bibtex for PURGE")
+    assert answer.citations == ["001-02"] and answer.sources[0].id == "001-02"
+    assert "@inproceedings{paper2026-001-02," in answer.answer
+
+
+def test_a_link_asked_for_is_the_papers_page(seed_store_dir):
+    answer = Papers(store=seed_store_dir).ask("pdf of DiVeQ please")
+    assert answer.query.asks_record == "link" and answer.citations == ["000-01"]
+    assert answer.answer == "[000-01] (ICLR 2026): https://openreview.net/forum?id=KRVnpTbx7R"
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -138,6 +161,7 @@ def test_the_asked_field_is_read_without_the_papers_own_names():
     paper = Source("x", None, 2026, "ICLR", 0.5, "", abstract="We propose DiVeQ, a quantizer.", status="unknown")
     assert without_names("Who wrote DiVeQ? Is it on GitHub?", paper.text) == "Who wrote it? Is it on GitHub?"
     assert not holds("decision", paper) and not holds("code", paper) and not holds("authors", paper)
+    assert holds("bibtex", paper) and not holds("link", paper)  # an entry is written from any record; no url here
     title = "Machine Unlearning via Simulated Oracle Matching"
     asked = "was 'machine unlearning via simulated oracle matching' accepted?"
     assert without_names(asked, "", title, 4) == "was 'it' accepted?"
