@@ -23,6 +23,7 @@ FIELDS = ("bibtex", "link", "authors", "code", "decision")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", required=True)
+    parser.add_argument("--questions", default=str(QUESTIONS), help="evals/record_requests2.jsonl: 70 more, read once")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
 
@@ -30,7 +31,7 @@ def main() -> None:
 
     papers = Papers(store=args.store)
     right: dict[str, list[bool]] = defaultdict(list)
-    for line in QUESTIONS.read_text(encoding="utf-8").splitlines():
+    for line in Path(args.questions).read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         row = json.loads(line)

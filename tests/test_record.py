@@ -78,6 +78,21 @@ def test_a_paper_named_below_the_shown_ones_is_still_the_one_asked_of(seed_store
     assert "@inproceedings{paper2026-001-02," in answer.answer
 
 
+@pytest.mark.parametrize(
+    ("question", "paper", "field"),
+    [
+        ("who wrote SelKD, the selective distillation method built on inverse optimal transport?", "004-14", "authors"),
+        ("is TRACE (instance edges from text-to-image diffusion) on github?", "001-04", "code"),
+    ],
+)
+def test_a_request_beside_a_description_of_its_paper_is_read_from_its_own_clause(
+    seed_store_dir, question, paper, field
+):
+    """Read whole, the description drowns the request (cosine under the bar): the field was not read."""
+    answer = Papers(store=seed_store_dir).ask(question)
+    assert answer.query.asks_record == field and answer.sources[0].id == paper
+
+
 def test_a_link_asked_for_is_the_papers_page(seed_store_dir):
     answer = Papers(store=seed_store_dir).ask("pdf of DiVeQ please")
     assert answer.query.asks_record == "link" and answer.citations == ["000-01"]
