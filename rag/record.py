@@ -58,7 +58,7 @@ FIELD_QUESTIONS: dict[RecordField, tuple[str, ...]] = {
     ),
     # What a researcher does next with a paper found: cite it, read it.
     "bibtex": ("how do I cite it? its bibtex or reference",),
-    "link": ("its pdf or url: where can I read it",),
+    "link": ("its pdf or url: where can I read it", "give me a link to it"),
 }
 
 # A decision (rag.corpus.DECISIONS) as an answer says it.
