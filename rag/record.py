@@ -148,12 +148,15 @@ def asked_field(
     if key not in _field_vectors:
         _field_vectors[key] = embedder.embed([text for asked in FIELD_QUESTIONS.values() for text in asked])
     asked = without_names(question, paper.text, paper.title, title_words)
-    # The whole question and each of its clauses: a request beside a description of the paper ("Who wrote CAMEL,
-    # the constant degree matrix-driven incomplete multi-view clustering method?") reads closer on its own.
+    # The whole question, else its best clause: a request beside a description of the paper ("Who wrote CAMEL, the
+    # constant degree matrix-driven incomplete multi-view clustering method?") reads closer on its own. Where the
+    # whole reads a field it decides ("I'm about to cite X — was it published or rejected?" asks the decision).
     clauses = [part.strip() for part in _CLAUSE_END.split(asked) if len(part.split()) >= 2]
     similarities = embedder.embed([asked, *clauses]) @ _field_vectors[key].T
-    best = int(similarities.max(axis=0).argmax())
-    return fields[best] if similarities[:, best].max() >= bar else None
+    for read in (similarities[:1], similarities[1:]):
+        if len(read) and read.max() >= bar:
+            return fields[int(read.max(axis=0).argmax())]
+    return None
 
 
 def holds(field: RecordField, paper: Source) -> bool:
