@@ -113,7 +113,7 @@ class Pipeline:
         shown (or the user `chosen` the papers: a follow-up about the paper in focus)."""
         shown = sources[:k]
         paper = named_paper(query.text, query.specifics, shown, policy.record_title_words)
-        if paper is None and chosen and shown:
+        if paper is None and (chosen or not query.wants_list) and shown:
             paper = asked_paper(query.specifics, shown) or by_closeness(shown)[0]
         if paper is None:
             return query
