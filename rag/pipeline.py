@@ -109,8 +109,9 @@ class Pipeline:
     def asks_of_record(
         self, query: Query, sources: list[Source], k: int, policy: Policy, chosen: bool = False
     ) -> Query:
-        """`query` with the field of its paper's record it asks for (rag.record), when it names one of the `k`
-        shown (or the user `chosen` the papers: a follow-up about the paper in focus)."""
+        """`query` with the field of its paper's record it asks for (rag.record): of the one of the `k` shown it
+        names; else, unless it asks for a list, of the closest shown ("bib entry for that paper proving …"), as of
+        the papers the user `chosen` (a follow-up about the paper in focus)."""
         shown = sources[:k]
         paper = named_paper(query.text, query.specifics, shown, policy.record_title_words)
         if paper is None and (chosen or not query.wants_list) and shown:

@@ -108,8 +108,9 @@ def _without_title(question: str, title: str, least: int) -> str:
 def named_paper(question: str, names: Sequence[str], sources: Sequence[Source], title_words: int) -> Source | None:
     """The paper `question` names, among `sources`: the closest writing one of its specific `names` that no other
     source writes ("PURGE", not "LoRA", which many papers write), or whose title it quotes (`_title_run`); None when
-    it names none. Only a named paper is asked of its record: "who has published on machine unlearning?" asks for
-    papers, however close it reads to "who wrote it?"."""
+    it names none. A question asking for a list is asked of no paper's record ("who has published on machine
+    unlearning?" reads close to "who wrote it?"); one naming none and asking no list is asked of the closest shown
+    paper (rag.pipeline.Pipeline.asks_of_record)."""
     named = []
     for source in sources:
         own = any(
