@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 36 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
+This module holds 32 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
 and 367 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
@@ -72,9 +72,11 @@ LEAD_IN = re.compile(
 # What names papers as such: "papers", "work", "the literature", "prior work". A fragment of SCAFFOLD.
 PAPERS_NOUN = r"(?:papers?|works?|studies|research|articles|publications|literature|submissions)"
 # "which papers study X", "has anyone studied X", "are there any recent works on X": the words before the topic,
-# cut off by query._scaffolding_removed when they name papers (group "noun") or ask for work by a verb.
+# cut off by query._scaffolding_removed when they name papers (group "noun") or ask for work by a verb (group
+# "work" with group "verb": "has anyone studied X", "what has been published on X"; "what is X" asks what X is,
+# and keeps its words).
 SCAFFOLD = re.compile(
-    r"^\s*(?:(?P<ask>what\s+has\s+been|has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|has\s+there\s+been|"
+    r"^\s*(?:(?:(?P<work>what\s+has\s+been|has\s+anyone|have\s+people|did\s+anyone|does\s+anyone)|has\s+there\s+been|"
     r"which|what|are\s+there|is\s+there|any|list|find|show|give|do|does|did)(?:\s+me)?\s+)?"
     r"(?:(?:are|were)\s+)?(?:(?:the|some|any|a|recent|other|good|relevant|existing|prior|related|key|notable)\s+)*"
     r"(?:iclr\s*)?(?:(?:19|20)\d\d\s+)?"
@@ -83,17 +85,6 @@ SCAFFOLD = re.compile(
     rf"(?P<verb>{SCAFFOLD_VERB}(?:\s+(?:or|and)\s+{SCAFFOLD_VERB})*\b)?\s*",
     re.I,
 )
-# Without a word naming papers, only these ask for papers by their verb: "has anyone studied X", "what has been
-# published on X" ("what is X" asks what X is, and keeps its words). query._scaffolding_removed, on SCAFFOLD's
-# "ask" group.
-ASKS_FOR_WORK = re.compile(r"has\s+anyone|have\s+people|did\s+anyone|does\s+anyone|what\s+has\s+been", re.I)
-# "X papers", "X papers pls": a bare topic, then the kind of thing wanted. ("X studies" and "X research" stay:
-# "case studies", "operations research".) query._scaffolding_removed strips it; query.asks_for_list reads it as
-# a list.
-PAPERS_TAIL = re.compile(
-    r"\s+(?:papers?|publications|articles|literature)(?:\s+(?:pls|please|plz))?\s*[?.!]*\s*$", re.I
-)
-
 # A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
 # "Give me an overview of the literature on X"): it names what it wants with one of these. Not "sota" or "state
 # of the art": "what balanced accuracy do sota llms get on …" asks a detail. query._scaffolding_removed (then
@@ -224,7 +215,7 @@ WORK_IN_GENERAL = re.compile(
 ONE_PAPER_ASKED = re.compile(r"\b(?:which|what|the|a|one)\s+(?:\w+\s+)?paper\b(?!s)", re.I)
 # A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
 # "does X use Y?"); a topic is typed bare ("adversarial robustness of graph neural networks"), short.
-# query.names_a_topic and query._scaffolding_removed (no PAPERS_TAIL after one).
+# query.names_a_topic.
 QUESTION_OPENER = re.compile(
     r"^\s*(?:what|how|which|why|when|where|who|whose|whom|does|do|did|is|are|was|were|can|could|should|would|"
     r"will|has|have|compare|contrast|explain|describe|summari[sz]e|tell|give)\b",
@@ -334,18 +325,6 @@ CONTRIBUTION = re.compile(
     r"(propose|introduce|present|develop|design|study|show|investigate|analy[sz]e|characteri[sz]e|"
     r"establish|derive|provide|demonstrate|find|reveal)",
     re.I,
-)
-# A sentence holding a link and one of these words, and little else, only points to code, data or a project page
-# ("Code is available at https://…"): evidence.is_pointer.
-LINK_POINTING = re.compile(
-    r"\b(?:codes?|codebase|data|datasets?|models?|checkpoints?|weights|repositor(?:y|ies)|available|releas\w*|found|"
-    r"project|website|demos?|videos?|details|resources|library|implementation|open[- ]sourc\w*|public\w*|page|refer|"
-    r"visit|see)\b",
-    re.I,
-)
-# "where is the code?": a question that pointer sentences do answer, so Selector.select keeps them.
-ASKS_FOR_LINK = re.compile(
-    r"\b(?:codes?|github|repositor(?:y|ies)|links?|url|website|available|releas\w*|download\w*)\b", re.I
 )
 # "Additionally, we develop …" quoted alone leans on a sentence the reader never saw; the connective only
 # adds, so dropping it changes no claim ("However", "Hence" do change meaning and stay). evidence._quote.

@@ -13,7 +13,6 @@ from functools import cache
 
 from .errors import InputError
 from .lexicon import (
-    ASKS_FOR_WORK,
     DECISION_PHRASE,
     DEFINITION_QUESTION,
     HOW_MANY,
@@ -22,7 +21,6 @@ from .lexicon import (
     ONE_PAPER_ASKED,
     PAPER_REQUEST,
     PAPERS_NOUN,
-    PAPERS_TAIL,
     QUESTION_OPENER,
     REQUEST_PHRASES,
     REQUEST_WORDS_NOT_FIRST,
@@ -90,11 +88,8 @@ def _scaffolding_removed(question: str) -> str:
     """The question without the request and the scaffolding around its topic."""
     text = LEAD_IN.sub("", question, count=1)
     scaffold = SCAFFOLD.match(text)
-    asks_for_work = scaffold and scaffold.group("ask") and ASKS_FOR_WORK.fullmatch(scaffold.group("ask"))
-    if scaffold and (scaffold.group("noun") or (asks_for_work and scaffold.group("verb"))):
+    if scaffold and (scaffold.group("noun") or (scaffold.group("work") and scaffold.group("verb"))):
         text = text[scaffold.end() :]
-    elif not QUESTION_OPENER.match(text):
-        text = PAPERS_TAIL.sub("", text)
     if PAPER_REQUEST.search(question):
         trimmed = _request_words_trimmed(text)
         text = trimmed if len(trimmed) >= 3 else text

@@ -105,8 +105,8 @@ def test_a_sentence_only_pointing_to_code_is_a_pointer(sentence):
     "sentence",
     [
         "We propose SelKD, which distills only the selected classes.",  # no link
-        "Despite its simplicity, xTED demonstrates superior performance in extensive simulation and "
-        "[real-robot experiments](https://xted24.github.io/xTED/).",  # a link inside a claim
+        "On ScanNet200 val. set, our Open-YOLO 3D achieves mean average precision (mAP) of 24.7% while operating at "
+        "22 seconds per scene. github.com/aminebdj/OpenYOLO3D",  # a link beside a claim of more than 20 words
     ],
 )
 def test_a_claim_is_not_a_pointer(sentence):
@@ -221,11 +221,10 @@ def test_a_question_about_the_paper_quotes_one_paper():
     assert select("how does the unlearning paper differ from the other paper?", sources)[0] == ["a", "b"]
 
 
-def test_a_code_link_sentence_is_scored_only_when_the_question_asks_for_code():
+def test_a_code_link_sentence_is_never_quoted_as_evidence():
+    # "where is the code?" is answered from the paper's record (rag.record), not by quoting the pointer.
     linked = paper("a", 0.9, "We propose PURGE for unlearning. Code: https://github.com/x/purge.")
-    ask_code, ask_method = parse("where is the code for PURGE?"), parse("what is PURGE for?")
     selector = Selector(get_embedder(Settings()), POLICY)
-    code_sentences = {s for _, _, s in selector.select(ask_code, [linked], ANSWER)[0][0][1]}
-    method_sentences = {s for _, _, s in selector.select(ask_method, [linked], ANSWER)[0][0][1]}
-    assert "Code: https://github.com/x/purge." in code_sentences
-    assert "Code: https://github.com/x/purge." not in method_sentences
+    for question in ("where is the code for PURGE?", "what is PURGE for?"):
+        sentences = {s for _, _, s in selector.select(parse(question), [linked], ANSWER)[0][0][1]}
+        assert sentences == {"We propose PURGE for unlearning."}
