@@ -233,8 +233,9 @@ class Policy:
     contribution_margin: float = 0.30
     # A paper other than the top one is kept only if a sentence shares a word with the question or is this close.
     sentence_evidence: float = 0.65
-    # A sentence holding a link and at most this many other words naming code/data/a page only points to them:
-    # 2,846 of the corpus's 2,943 sentences with a link (the rest are claims with a link inside).
+    # A sentence holding a link and at most this many other words only points to code, data or a page: 2,864 of
+    # the corpus's 2,943 sentences with a link (the rest are claims with a link inside; at 12 words, 143 pointers
+    # would be read as claims).
     pointer_words: int = 20
 
     # -- the reranker's calibrated layer and bars (calibration.json); None with RAG_RERANKER=off --
