@@ -30,7 +30,7 @@ from .lexicon import (
     PLURAL_REFERENCE,
     SINGULAR_REFERENCE,
 )
-from .query import Query, asks_for_list, parse, search_text, year_range
+from .query import FOCUS_MANY, FOCUS_ONE, Query, asks_for_list, parse, search_text, year_range
 
 if TYPE_CHECKING:
     from .types import Answer
@@ -324,7 +324,7 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
     if ids:
         if content:
             # Standalone wording for the search and the answer; the papers travel as a filter.
-            placeholder = "this paper" if len(ids) == 1 else "these papers"
+            placeholder = FOCUS_ONE if len(ids) == 1 else FOCUS_MANY
             query = text
             for start, end in sorted(spans, reverse=True):
                 possessive = ("'s" if len(ids) == 1 else "'") if text[start:end].lower() in ("its", "their") else ""

@@ -36,6 +36,9 @@ from .lexicon import (
 from .text import bm25_stopwords, content_words
 
 MAX_QUESTION_CHARS = 4000
+# What a follow-up's standalone wording calls the papers in focus ("and a link to it?" → "and a link to this
+# paper?", the papers travelling as a filter): rag.followups writes it, rag.record reads it as the paper asked of.
+FOCUS_ONE, FOCUS_MANY = "this paper", "these papers"
 
 
 def clean_question(question: str) -> str:

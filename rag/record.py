@@ -23,7 +23,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Literal
 
 from .export import to_bibtex
-from .query import mentions, specific_names
+from .query import FOCUS_MANY, FOCUS_ONE, mentions, specific_names
 from .text import LINK, split_sentences, tidy_latex
 
 if TYPE_CHECKING:
@@ -79,13 +79,16 @@ _CLAUSE_END = re.compile(r"[?!.;:](?:\s+|$)|\s+[—–-]+\s+|,\s+|[()]")
 def without_names(question: str, paper_text: str, title: str | None = None, title_words: int = 0) -> str:
     """`question` with each specific name that `paper_text` writes replaced by "it", and the longest run of at least
     `title_words` consecutive words of the paper's `title` (or all of it; 0: none), its name too: what is asked of
-    the paper, not which paper ("Who wrote the ZeroTuning paper?" → "Who wrote the it paper?")."""
+    the paper, not which paper ("Who wrote the ZeroTuning paper?" → "Who wrote the it paper?"; "this paper", as a
+    follow-up names the paper in focus, → "it")."""
     if title and title_words:
         question = _without_title(question, title, title_words)
     for name in sorted(specific_names(question), key=len, reverse=True):
         if mentions(name, paper_text):
             question = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "it", question, flags=re.I)
-    return question
+    # A follow-up's standalone wording names the paper in focus so: "and a link to this paper?" reads 0.41 to the
+    # link field's "give me a link to it", the user's own "and a link to it?" 0.59.
+    return question.replace(FOCUS_ONE, "it").replace(FOCUS_MANY, "them")
 
 
 def _title_run(question: str, title: str, least: int) -> tuple[int, int] | None:

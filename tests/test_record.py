@@ -163,6 +163,10 @@ def test_a_follow_up_asks_the_record_of_the_paper_in_focus(seed_store_dir):
     assert authors.abstained and "no authors or affiliations; the paper asked about is 000-01" in authors.answer
     decided = papers.ask("was it an oral or a poster?", history=history)
     assert decided.citations == ["000-01"] and "accepted as a poster" in decided.answer
+    # The follow-up's standalone wording is "and a link to this paper?": read as the user wrote it, "it".
+    linked = papers.ask("and a link to it?", history=history)
+    assert linked.query.asks_record == "link" and linked.citations == ["000-01"]
+    assert "https://openreview.net/forum?id=" in linked.answer
 
 
 def test_a_record_answer_needs_no_llm(seed_store_dir, monkeypatch):
