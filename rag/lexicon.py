@@ -6,8 +6,8 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 32 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
-and 367 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
+This module holds 33 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
+and 369 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
 the nine it lacks. `counts()` computes both numbers, and tests/test_lexicon.py checks this sentence against it.
@@ -106,7 +106,7 @@ REQUEST_WORDS = (
     "papers|paper|works|work|research|literature|studies|articles|article|publications|publication|refs|references|"
     "reads|reading|resources|material|approaches|methods|techniques|anything|something|stuff|im|there's|what's|"
     "regarding|concerning|around|related|covering|discussing|addressing|tackling|investigating|studying|exploring|"
-    "examining|much|many|lots|please|pls|plz|thanks|thank|kindly|hi|hey|hello|really|good|great|best|relevant|"
+    "examining|much|many|lots|ones|one|please|pls|plz|thanks|thank|kindly|hi|hey|hello|really|good|great|best|relevant|"
     "recent|existing|prior|previous|key|main|important|seminal|notable|influential|background|find|show|give|get|"
     "list|recommend|suggest|searching|seeking|collect|gather|read|learn|understand|know|survey|cite|start|mind|"
     "need|want|like|see|tell|overview|sota|exist|exists|available|done|published|written|writing|worked|working|"
@@ -181,6 +181,25 @@ DECISION_PHRASE = re.compile(
     r"(?=\s+(?:papers?|submissions?|works?|on|about|in|for|from|at|that|which|studying|using|with)\b)"
     r"|(?<![\w\-])(?:only\s+)?(accepted|rejected|withdrawn)\s+(?=(?:papers?|submissions?|works?|ones|articles?)\b)"
     r"|(?<![\w\-])only\s+(accepted|rejected|withdrawn)(?![\w\-])",
+    re.I,
+)
+
+# == what a question leaves out (rag.query.exclusion) =========================================================
+
+# A clause leaving papers out: "but NOT the multi-view ones", "skip the pure flow matching work", "leave out X",
+# "excluding X", "other than X", "X don't count". "not" leaves papers out only where it opens a clause (after a
+# comma, dash, bracket or colon, "but", "and", "is", "are"), not in "I'm not sure" or "whether or not". A clause
+# naming a role rather than a topic ("not papers that just use a contrastive loss", "not only the deep ones")
+# leaves no paper out by its words: the reranker reads it with the rest of the question. The clause ends at the
+# next punctuation mark or spaced dash.
+EXCLUSION = re.compile(
+    r"(?:(?:^|[,;(\u2014\u2013:]\s*|\s-{1,2}\s+|\b(?:but|and|is|are)\s+)not\b"
+    r"|\b(?:but\s+)?(?:skip(?:ping)?|leave\s+out|leaving\s+out|exclud(?:e|ing)|except(?:\s+for)?|other\s+than|besides"
+    r"|apart\s+from|aside\s+from|ignor(?:e|ing)|do(?:es)?(?:\s+not|n['\u2019]?t)\s+(?:count|mean|want|include))\b)"
+    r"(?![^.;!?()\u2014\u2013,:]*\b(?:just|merely|only|simply|solely)\b)"
+    r"(?!\s*(?:the\s+|any\s+)?(?:papers?|ones?|works?|methods?)\s+(?:that|which|where|who)\b)"
+    r"\s*(?P<excluded>(?:(?!\s-{1,2}\s)[^.;!?()\u2014\u2013,:])+)"
+    r"|(?P<counted>(?:(?!\s-{1,2}\s)[^.;!?()\u2014\u2013,:])+?)\s+do(?:es)?(?:\s+not|n['\u2019]?t)\s+count\b",
     re.I,
 )
 

@@ -24,16 +24,16 @@ from .backends import Backend, get_backend
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .embedding import OnnxMiniLM, get_embedder, get_query_embedder
 from .errors import LLMError, RagError
-from .facets import facet_shares
+from .facets import facet_shares, holds_topic
 from .judge import NO_ANSWER, Judge, by_closeness, judge, list_beyond, refusal
-from .lexical import LexicalIndex, get_index, term_coverage
+from .lexical import LexicalIndex, get_index, query_terms, term_coverage
 from .llm import drain
 from .policy import Policy
-from .query import Query, list_evidence, reads_as_topic
+from .query import Query, exclusion, list_evidence, reads_as_topic, search_text, specific_names
 from .record import asked_field, asked_paper, named_paper, record_answer
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
-from .terms import term_stats, topic_words
+from .terms import keyword_pair, term_stats, topic_words
 from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
@@ -42,7 +42,10 @@ if TYPE_CHECKING:
     from .rerank import Reranker
     from .store import Store
 
-__all__ = ["Pipeline", "answer_of", "reranked_as", "respond"]
+__all__ = ["Pipeline", "answer_of", "left_out_note", "reranked_as", "respond"]
+
+# A paper is left out when it holds every word of what the question leaves out (a share of 1, less rounding).
+_EVERY_WORD = 0.999
 
 
 def reranked_as(query: Query) -> Query:
@@ -106,6 +109,18 @@ class Pipeline:
                 return replace(query, topic_cut=None)
         return replace(query, topic_cut=cut)
 
+    def with_exclusion(self, query: Query) -> Query:
+        """`query` searching without the clause that leaves papers out ("clustering papers but NOT the multi-view
+        ones" searches "clustering"), what it leaves out kept as `excludes` (rag.query.exclusion); a cue that the
+        field's keywords pair with the next word ("skip connections") is a term, not a clause."""
+        if query.excludes is not None:
+            return query
+        kept, left_out = exclusion(query.search, keyword_pair)
+        if left_out is None:
+            return query
+        search = search_text(kept)
+        return replace(query, search=search, excludes=left_out, specifics=tuple(specific_names(search)))
+
     def asks_of_record(
         self, query: Query, sources: list[Source], k: int, policy: Policy, chosen: bool = False
     ) -> Query:
@@ -150,6 +165,7 @@ class Pipeline:
         k = k or self.settings.k
         mode = mode or self.settings.retriever
         check_mode(mode)
+        query = self.with_exclusion(query)
         calibration = policy.calibration if self.reranker is not None else None
         # The reranker reorders more candidates than are kept: the paper it puts first may be fused 12th.
         wanted = max(k, calibration.candidates) if calibration else k
@@ -168,6 +184,8 @@ class Pipeline:
             if calibration and sources:
                 assert self.reranker is not None
                 sources = self.reranker.rerank(reranked_as(query), sources, calibration)
+            if query.excludes:
+                query, sources = self.without_excluded(query, sources, index, policy)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
             # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
             whole = policy.judge_model is not None or query.wants_list
@@ -222,6 +240,30 @@ class Pipeline:
             cosines = self.store.best_cosines(self.query_embedder.embed([topical.search])[0], sorted(others))
             kept = [replace(s, score=cosines.get(s.id, s.score)) if s.id in others else s for s in kept]
         return kept
+
+    def without_excluded(
+        self, query: Query, sources: list[Source], index: LexicalIndex | None, policy: Policy
+    ) -> tuple[Query, list[Source]]:
+        """`sources` less the papers holding what the question leaves out ("clustering papers but NOT the
+        multi-view ones"), cut to the words naming a topic (rag.terms.topic_words: "the pure flow matching work" →
+        "flow matching"); a paper holds it when it writes every word of one of its alternatives ("X, Y or Z", "X
+        and not Y" name alternatives). The question asks for them to go: no bar weighs it. The ids left out are
+        `query.excluded`, and the answer says so (`left_out_note`)."""
+        assert query.excludes is not None
+        named = topic_words(query.excludes, policy.topic_word_uses)
+        # "LLM unlearning, not generic unlearning": what tells them apart ("generic") names no topic, and leaving
+        # out the papers holding the rest would leave out the topic itself.
+        if set(query_terms(named)) <= set(query_terms(query.topic)):
+            return query, sources
+        # "medical imaging and not protein" leaves out either: as facets, "and" would join them into one.
+        named = " or ".join(part.replace("not ", "") for part in named.split(" and "))
+        index = index or get_index(self.store)
+        shares = facet_shares(named, [s.text for s in sources], index, light=0.0)
+        left_out = [s for s, held in zip(sources, shares, strict=True) if held and holds_topic(held, _EVERY_WORD)]
+        if not left_out:
+            return query, sources
+        kept = [s for s in sources if s not in left_out]
+        return replace(query, excluded=tuple(s.id for s in left_out)), kept
 
     def add_lexical_evidence(
         self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy
@@ -353,7 +395,7 @@ def respond(
         yield Event("answer", answer=Answer(query, text, [paper.id], listed, False, "extractive", [], timings, None))
         return
     if not verdict.answers:
-        text = refusal(verdict, query, policy)
+        text = refusal(verdict, query, policy) + left_out_note(query)
         yield Event("text", text=text)
         timings["total"] = (time.perf_counter() - started) * 1000
         closest = verdict.closest
@@ -424,6 +466,9 @@ def respond(
     elif checker is None:  # not streamed: the checked text, whole
         yield Event("text", text=text)
     citations = [] if abstained else find_citations(text)
+    if note := left_out_note(query):
+        text += note
+        yield Event("text", text=note)
     quoted = {pid: generation.quoted[pid] for pid in citations if generation.quoted.get(pid)}
     timings["total"] = (time.perf_counter() - started) * 1000
     answer = Answer(
@@ -440,6 +485,17 @@ def respond(
         quoted,
     )
     yield Event("answer", answer=answer)
+
+
+def left_out_note(query: Query) -> str:
+    """The line closing an answer that left papers out as its question asked ("… but NOT the multi-view ones"),
+    naming them, uncited; "" when none was left out."""
+    if not query.excluded:
+        return ""
+    papers = "paper" if len(query.excluded) == 1 else "papers"
+    return (
+        f"\n\nLeft out, as asked: {len(query.excluded)} {papers} on “{query.excludes}” ({', '.join(query.excluded)})."
+    )
 
 
 def answer_of(events: Iterable[Event]) -> Answer:

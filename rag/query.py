@@ -8,6 +8,7 @@ in it. Retrieval, the backends, abstention and the chat's follow-up rules all ta
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -15,6 +16,7 @@ from .errors import InputError
 from .lexicon import (
     DECISION_PHRASE,
     DEFINITION_QUESTION,
+    EXCLUSION,
     HOW_MANY,
     LEAD_IN,
     LIST_QUESTION,
@@ -104,6 +106,28 @@ def search_text(question: str) -> str:
     find papers on X?", "has anyone studied X", "X papers pls" → "X")."""
     stripped = _scaffolding_removed(question)
     return stripped if len(stripped) >= 3 else question
+
+
+def exclusion(text: str, one_term: Callable[[str, str], bool] = lambda cue, word: False) -> tuple[str, str | None]:
+    """`text` without its clause leaving papers out, and what that clause leaves out, its request words trimmed:
+    "clustering papers but NOT the multi-view ones pls" → ("clustering papers", "multi-view"); (`text`, None)
+    when it leaves nothing out by name: a role ("not papers that just use X"), a year ("skip the 2025 ones", which
+    the year phrase reads). `one_term(cue, word)`: whether a cue and the word after it are one term of the field
+    ("skip connections"), no clause. The pipeline reads it (`Pipeline.with_exclusion`)."""
+    for match in EXCLUSION.finditer(text):
+        excluded = match.group("excluded") or ""
+        cue_words, excluded_words = match.group(0)[: match.start("excluded") - match.start()].split(), excluded.split()
+        if excluded and cue_words and excluded_words and one_term(cue_words[-1], excluded_words[0]):
+            continue
+        left_out = _request_words_trimmed(excluded or match.group("counted") or "")
+        if not any(not word.isdigit() for word in content_words(left_out)):
+            return text, None
+        rest = text[match.end() :]
+        if match.group(0).lstrip().startswith("(") and rest.lstrip().startswith(")"):  # "X (not Y)": both go
+            rest = rest.lstrip()[1:]
+        kept = " ".join(f"{text[: match.start()]} {rest}".split()).replace(" ,", ",")
+        return kept.strip(" ,;:-."), left_out
+    return text, None
 
 
 # -- year and venue ----------------------------------------------------------------------------------------
@@ -448,6 +472,10 @@ class Query:
     # The words of the search text naming its topic (rag.terms.topic_words), set by the pipeline when they keep the
     # question's meaning (`Pipeline.with_topic`); None: the whole search text is the topic.
     topic_cut: str | None = None
+    # What the question leaves out ("… but NOT the multi-view ones" → "multi-view ones"; `exclusion`), and the
+    # papers the pipeline left out for it, by id (`Pipeline.without_excluded`).
+    excludes: str | None = None
+    excluded: tuple[str, ...] = ()
 
     @property
     def counts_papers(self) -> bool:

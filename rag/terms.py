@@ -211,6 +211,13 @@ def topic_words(text: str, min_uses: int) -> str:
     return text[topical[0][0] : topical[-1][1]]
 
 
+def keyword_pair(first: str, second: str) -> bool:
+    """Whether authors' keywords write these two words one after the other: "skip connections" is a term of the
+    field, so "with skip connections" leaves nothing out (rag.query.exclusion)."""
+    a, b = keyword_form(first), keyword_form(second)
+    return a is not None and b is not None and f"{a} {b}" in keyword_uses().pairs
+
+
 def misspelt_keyword_word(form: str, min_uses: int) -> bool:
     """Whether `form`, no word of the language, is one edit (rapidfuzz's OSA distance: a swap of two neighbours is
     one) from a word keywords use `min_uses` times or more: "federeated" is "federated" mistyped. Two edits are

@@ -75,7 +75,7 @@ class Retrieval:
 
     @property
     def filters(self) -> dict:
-        """The year/venue/area/status restrictions applied."""
+        """The year/venue/area/status restrictions applied, and what the question left out."""
         query = self.query
         applied = (
             ("year", query.year),
@@ -84,6 +84,7 @@ class Retrieval:
             ("venue", query.venue),
             ("area", query.area),
             ("status", query.status),
+            ("excluding", query.excludes if query.excluded else None),  # "… but NOT the multi-view ones"
         )
         return {name: value for name, value in applied if value}
 

@@ -483,3 +483,16 @@ def test_the_quoted_positions_are_the_sentences_the_extractive_answer_shows(seed
         assert positions and positions == sorted(set(positions)) and all(0 <= i < len(sentences) for i in positions)
         for i in positions:  # shown as quoted, less an additive opener ("Moreover, "), capitalised
             assert ADDITIVE_OPENER.sub("", sentences[i]).lower() in lines[pid], (pid, i)
+
+
+def test_a_list_leaves_out_the_papers_its_question_excludes_and_says_which(seed_store, seed_settings):
+    store, embedder = seed_store
+    multi_view = {"000-02", "002-05", "002-06", "004-05"}  # the seed abstracts on multi-view clustering
+    answer = ask("clustering papers but NOT the multi-view ones", store, embedder, seed_settings)
+    assert {"000-16", "004-07", "003-01"} <= set(answer.citations)  # federated, deep, facility location
+    assert not multi_view & ({*answer.citations} | {s.id for s in answer.sources})
+    assert multi_view <= set(answer.query.excluded)
+    note = answer.answer.splitlines()[-1]
+    assert note.startswith("Left out, as asked:") and all(pid in note for pid in multi_view)
+    asked_plainly = ask("clustering papers", store, embedder, seed_settings)
+    assert multi_view & set(asked_plainly.citations) and "Left out" not in asked_plainly.answer

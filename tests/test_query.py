@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import InputError
-from rag.query import normalize_venue, parse
+from rag.query import exclusion, normalize_venue, parse
+from rag.terms import keyword_pair
 from rag.wire import query_json
 
 
@@ -324,3 +325,40 @@ def test_a_written_decision_is_dropped_where_the_store_keeps_none_but_a_flag_is_
     assert within_facets(parse("accepted papers on unlearning"), {}, {}).status is None
     with pytest.raises(InputError, match="no accepted papers in the store"):
         within_facets(parse("papers on unlearning", status="accepted"), {}, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "left_out"),
+    [
+        ("clustering papers but NOT the multi-view ones", "clustering papers", "multi-view"),
+        ("clustering papers, but skip the multi-view ones pls", "clustering papers", "multi-view"),
+        ("unlearning papers excluding LLM unlearning", "unlearning papers", "LLM unlearning"),
+        (
+            "bandits with regret bounds (not game-theoretic regret matching)",
+            "bandits with regret bounds",
+            "game-theoretic regret matching",
+        ),
+        (
+            "papers using reinforcement learning? Bandit papers don't count.",
+            "papers using reinforcement learning?",
+            "Bandit",
+        ),
+    ],
+)
+def test_a_clause_leaving_papers_out_is_read_apart_from_the_topic(text, kept, left_out):
+    assert exclusion(text) == (kept, left_out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "theory of contrastive objectives, not papers that just use a contrastive loss as one component",
+        "multi-view clustering papers for a related-work paragraph, not just the deep ones",
+        "I'm not sure which papers study unlearning",
+        "unlearning papers, llm or not",
+        "disentanglement papers from 2026, skip the 2025 ones",  # the year phrase reads it
+        "a recurrent net that settles faster with damped feedback and skip connections",  # a term of the field
+    ],
+)
+def test_a_role_a_doubt_a_year_or_a_term_leaves_no_paper_out(text):
+    assert exclusion(text, keyword_pair) == (text, None)
