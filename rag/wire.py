@@ -36,6 +36,9 @@ def query_json(query: Query) -> dict:
         "area": query.area,
         "status": query.status,
         "list": query.wants_list,
+        # What the question left out ("… but NOT the multi-view ones") and the papers left out for it.
+        "excluding": query.excludes if query.excluded else None,
+        "excluded": list(query.excluded),
     }
 
 

@@ -19,6 +19,7 @@ from rag.pipeline import Pipeline
 from rag.policy import Policy
 from rag.query import clean_question, parse, search_text
 from rag.types import Source
+from rag.wire import query_json
 
 from .helpers import answer_from, ask, retrieve, run_events
 
@@ -492,6 +493,8 @@ def test_a_list_leaves_out_the_papers_its_question_excludes_and_says_which(seed_
     assert {"000-16", "004-07", "003-01"} <= set(answer.citations)  # federated, deep, facility location
     assert not multi_view & ({*answer.citations} | {s.id for s in answer.sources})
     assert multi_view <= set(answer.query.excluded)
+    understood = query_json(answer.query)
+    assert understood["excluding"] == "multi-view" and multi_view <= set(understood["excluded"])
     note = answer.answer.splitlines()[-1]
     assert note.startswith("Left out, as asked:") and all(pid in note for pid in multi_view)
     asked_plainly = ask("clustering papers", store, embedder, seed_settings)

@@ -33,6 +33,8 @@ def test_ask_answers_with_checked_citations_and_the_parsed_query(papers):
         "area": None,
         "status": None,
         "list": True,
+        "excluding": None,
+        "excluded": [],
     }
     payload = answer_json(answer)
     assert payload["query"] == query_json(answer.query) and payload["question"] == QUESTION

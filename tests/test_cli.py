@@ -90,6 +90,8 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         "area": None,
         "status": None,
         "list": True,
+        "excluding": None,
+        "excluded": [],
     }
     assert payload["sources"] and all(s["venue"] == "ICLR 2025" for s in payload["sources"])
     assert understood("which paper proposes PURGE?")["query"]["list"] is False  # one paper, named
@@ -103,6 +105,8 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         "area": None,
         "status": None,
         "list": True,
+        "excluding": None,
+        "excluded": [],
     }
 
 

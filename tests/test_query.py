@@ -65,6 +65,8 @@ def test_parse(question, search, year, venue, wants_list):
         "area": None,
         "status": None,
         "list": wants_list,
+        "excluding": None,
+        "excluded": [],
     }
 
 
