@@ -314,3 +314,14 @@ def evidence_rows(query: Query, sources: Sequence[Source], policy: Policy) -> li
             ]
         )
     return rows
+
+
+def left_out_note(query: Query) -> str:
+    """The line closing an answer that left papers out as its question asked ("… but NOT the multi-view ones"),
+    naming them, uncited; "" when none was left out."""
+    if not query.excluded:
+        return ""
+    papers = "paper" if len(query.excluded) == 1 else "papers"
+    return (
+        f"\n\nLeft out, as asked: {len(query.excluded)} {papers} on “{query.excludes}” ({', '.join(query.excluded)})."
+    )

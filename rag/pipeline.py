@@ -25,7 +25,7 @@ from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .embedding import OnnxMiniLM, get_embedder, get_query_embedder
 from .errors import LLMError, RagError
 from .facets import facet_shares, holds_topic
-from .judge import NO_ANSWER, Judge, by_closeness, judge, list_beyond, refusal
+from .judge import NO_ANSWER, Judge, by_closeness, judge, left_out_note, list_beyond, refusal
 from .lexical import LexicalIndex, get_index, query_terms, term_coverage
 from .llm import drain
 from .policy import Policy
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .rerank import Reranker
     from .store import Store
 
-__all__ = ["Pipeline", "answer_of", "left_out_note", "reranked_as", "respond"]
+__all__ = ["Pipeline", "answer_of", "reranked_as", "respond"]
 
 # A paper is left out when it holds every word of what the question leaves out (a share of 1, less rounding).
 _EVERY_WORD = 0.999
@@ -248,22 +248,22 @@ class Pipeline:
         multi-view ones"), cut to the words naming a topic (rag.terms.topic_words: "the pure flow matching work" →
         "flow matching"); a paper holds it when it writes every word of one of its alternatives ("X, Y or Z", "X
         and not Y" name alternatives). The question asks for them to go: no bar weighs it. The ids left out are
-        `query.excluded`, and the answer says so (`left_out_note`)."""
+        `query.excluded` (and `query.excludes` the words cut), and the answer says so (`rag.judge.left_out_note`)."""
         assert query.excludes is not None
-        named = topic_words(query.excludes, policy.topic_word_uses)
+        cut = topic_words(query.excludes, policy.topic_word_uses)
         # "LLM unlearning, not generic unlearning": what tells them apart ("generic") names no topic, and leaving
         # out the papers holding the rest would leave out the topic itself.
-        if set(query_terms(named)) <= set(query_terms(query.topic)):
+        if set(query_terms(cut)) <= set(query_terms(query.topic)):
             return query, sources
         # "medical imaging and not protein" leaves out either: as facets, "and" would join them into one.
-        named = " or ".join(part.replace("not ", "") for part in named.split(" and "))
+        named = " or ".join(part.replace("not ", "") for part in cut.split(" and "))
         index = index or get_index(self.store)
         shares = facet_shares(named, [s.text for s in sources], index, light=0.0)
         left_out = [s for s, held in zip(sources, shares, strict=True) if held and holds_topic(held, _EVERY_WORD)]
         if not left_out:
             return query, sources
         kept = [s for s in sources if s not in left_out]
-        return replace(query, excluded=tuple(s.id for s in left_out)), kept
+        return replace(query, excludes=cut, excluded=tuple(s.id for s in left_out)), kept
 
     def add_lexical_evidence(
         self, query: Query, sources: list[Source], index: LexicalIndex | None, mode: str, policy: Policy
@@ -485,17 +485,6 @@ def respond(
         quoted,
     )
     yield Event("answer", answer=answer)
-
-
-def left_out_note(query: Query) -> str:
-    """The line closing an answer that left papers out as its question asked ("… but NOT the multi-view ones"),
-    naming them, uncited; "" when none was left out."""
-    if not query.excluded:
-        return ""
-    papers = "paper" if len(query.excluded) == 1 else "papers"
-    return (
-        f"\n\nLeft out, as asked: {len(query.excluded)} {papers} on “{query.excludes}” ({', '.join(query.excluded)})."
-    )
 
 
 def answer_of(events: Iterable[Event]) -> Answer:

@@ -173,6 +173,11 @@ def print_trend(trend: Trend) -> None:
         style="bold",
         markup=False,
     )
+    if trend.left_out:
+        console.print(
+            f"left out, as asked: {len(trend.left_out)} on “{trend.excluding}” ({', '.join(trend.left_out)})",
+            markup=False,
+        )
     if not trend.count:
         return
     share = {y: f"   ({trend.share(y):.1%} of {trend.papers_by_year[y]:,} that year)" for y in trend.papers_by_year}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InputError
 from .facets import holds_topic
+from .judge import left_out_note
 from .lexical import get_index
 from .query import within_facets
 from .retrieval import fuse
@@ -57,6 +58,9 @@ class Trend:
     by_status: dict[str, int] = field(default_factory=dict)
     papers_by_year: dict[int, int] = field(default_factory=dict)  # the store's papers (the filter applied)
     judged_ids: list[str] = field(default_factory=list)  # every candidate read, most relevant first
+    # What the question left out ("… but not the multi-view ones"), and the papers on the topic left out for it.
+    excluding: str | None = None
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -75,6 +79,7 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     policy = pipeline.policy
     calibration = policy.calibration
     assert calibration is not None
+    query = pipeline.with_exclusion(query)
     topic = pipeline.with_topic(query, policy).topic or query.search
     # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
     # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
@@ -111,7 +116,12 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     }
     tail = candidates[-TAIL:] if len(candidates) >= depth else []
     complete = not any(s.id in on_topic for s in tail)
-    members = [s for s in judged if s.id in on_topic and _passes(query, s)]
+    excluded: set[str] = set()
+    if query.excludes:
+        index = index or get_index(pipeline.store)
+        excluded = set(pipeline.without_excluded(topical, judged, index, policy)[0].excluded)
+    left_out = [s.id for s in judged if s.id in on_topic and s.id in excluded and _passes(query, s)]
+    members = [s for s in judged if s.id in on_topic and s.id not in excluded and _passes(query, s)]
     return Trend(
         topic=topic,
         members=members,
@@ -122,6 +132,8 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
         by_area=dict(Counter(a for s in members if (a := getattr(s, "area", None))).most_common()),
         by_status=dict(Counter(st for s in members if (st := getattr(s, "status", None))).most_common()),
         papers_by_year=papers_by_year if not _filtered(query) else {},
+        excluding=query.excludes if left_out else None,
+        left_out=left_out,
     )
 
 
@@ -170,5 +182,7 @@ def count_answer(counted: Trend, query: Query, shown: int, backend: str, started
         lines += [f"- {source.label} [{source.id}]" for source in cited]
         lines.append(f"Each paper was judged on its own; {MEASURED}: check the list with `rag trend`.")
         text = "\n".join(lines)
+    query = replace(query, excludes=counted.excluding, excluded=tuple(counted.left_out))
+    text += left_out_note(query)
     timings = {"total": (time.perf_counter() - started) * 1000}
     return Answer(query, text, [s.id for s in cited], cited, not counted.members, backend, [], timings, None)

@@ -165,6 +165,8 @@ def trend_json(trend: Trend, sample: int = 5) -> dict:
         "by_area": [{"area": area, "papers": n} for area, n in trend.by_area.items()],
         "by_status": [{"status": status, "papers": n} for status, n in trend.by_status.items()],
         "members": [s.id for s in trend.members],
+        "excluding": trend.excluding,  # what the question left out, and the papers on the topic left out for it
+        "left_out": trend.left_out,
         "sample": [source_json(s) for s in trend.members[:sample]],
         "membership": MEMBERSHIP,
     }

@@ -72,3 +72,12 @@ def test_a_count_of_something_papers_give_is_not_a_count_of_papers(seed_store_di
 
     answer = Papers(store=seed_store_dir).ask("how many baselines does PURGE compare against?")
     assert "in the store are on" not in answer.answer and "baselines" in answer.answer
+
+
+def test_a_count_leaves_out_what_its_question_excludes_and_says_how_many(pipeline):
+    whole = trend(pipeline, parse("clustering"))
+    assert {s.id for s in whole.members} >= MULTI_VIEW
+    without = trend(pipeline, parse("clustering but not the multi-view ones"))
+    assert not MULTI_VIEW & {s.id for s in without.members}
+    assert set(without.left_out) == MULTI_VIEW and without.excluding == "multi-view"
+    assert without.count == whole.count - len(MULTI_VIEW)
