@@ -13,6 +13,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from . import render
 from .backends import BACKENDS
 from .conversation import Conversation, condense_messages
 from .errors import RagError
-from .followups import ChatState, Resolution, is_year
+from .followups import ChatState, Resolution, describe_query, is_year
 from .lexical import get_index
 from .pipeline import Pipeline
 from .query import STATUS_FILTERS, Query, status_filter, within_facets
@@ -169,7 +170,11 @@ class Chat:
     def begin_answer(self, resolution: Resolution, query: Query | None = None) -> None:
         """The question as understood (with the area and status filters applied), then the answer's own output."""
         filters = [f"area {query.area}" if query.area else "", query.status or ""] if query else []
-        self.note(" · ".join([resolution.describe(), *(part for part in filters if part)]))
+        described = resolution.describe()
+        if query and query.excluded:  # "but not the multi-view ones": what was searched, and what was left out
+            described = describe_query(replace(resolution.to_query(), search=query.search), resolution.paper_ids)
+            filters.append(f"excluding {query.excludes}")
+        self.note(" · ".join([described, *(part for part in filters if part)]))
         self.begin_output()
 
     def on_text(self, piece: str) -> None:

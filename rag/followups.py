@@ -1,8 +1,9 @@
 """Follow-ups in `rag chat`, as pure functions over the conversation: no terminal, no store, no LLM.
 
 The conversation is a plain dataclass (`ChatState`). Turning a follow-up ("the second one", "what datasets
-does it use?", "and in 2025?", "compare them") into a standalone query is done by `resolve`, and `remember`
-folds an answer back in, so the rules are unit-testable without a terminal. With an LLM backend the REPL
+does it use?", "and in 2025?", "but not the multi-view ones", "compare them") into a standalone query is done by
+`resolve`, and `remember` folds an answer back in, so the rules are unit-testable without a terminal. With an LLM
+backend the REPL
 (`rag/chat.py`) also has the question rewritten through the condense prompt; `parse_condensed` and
 `apply_condensed` take that reply, the rules still decide which papers and which year are meant.
 """
@@ -30,7 +31,8 @@ from .lexicon import (
     PLURAL_REFERENCE,
     SINGULAR_REFERENCE,
 )
-from .query import FOCUS_MANY, FOCUS_ONE, Query, asks_for_list, parse, search_text, year_range
+from .query import FOCUS_MANY, FOCUS_ONE, Query, asks_for_list, exclusion, parse, search_text, year_range
+from .terms import keyword_pair
 
 if TYPE_CHECKING:
     from .types import Answer
@@ -344,6 +346,11 @@ def resolve(question: str, state: ChatState, known_ids: Collection[str] = (), na
         if joined:
             return Resolution(f"{topic.rstrip(' ?.!')} {text[slice(*joined[1])]}", (), None, opens_topic=True)
         return Resolution(topic, (), year, opens_topic=True)
+
+    kept, left_out = exclusion(text, keyword_pair)
+    if left_out is not None and topic and not content_words(kept):
+        # "but not the multi-view ones": the same question, leaving those out (the pipeline reads the clause).
+        return Resolution(f"{topic.rstrip(' ?.!')}, {text.strip(' ?.!')}", (), state.topic_year, opens_topic=True)
 
     continuation = CONTINUATION.match(text)
     if continuation and topic and content:

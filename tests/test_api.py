@@ -138,6 +138,19 @@ def test_a_follow_up_with_history_is_read_as_rag_chat_reads_it(papers):
         papers.ask("the second one", history=[])
 
 
+def test_a_follow_up_leaving_papers_out_asks_the_last_question_without_them(papers):
+    """ "but not the multi-view ones" after "clustering papers" is that question less those papers (it searched
+    "multi-view" alone, listing exactly the papers to leave out)."""
+    from rag.api import PastTurn
+
+    multi_view = {"000-02", "002-05", "002-06", "004-05"}
+    first = papers.ask("clustering papers", history=[])
+    assert multi_view & set(first.citations)
+    later = papers.ask("but not the multi-view ones", history=[PastTurn("clustering papers", first.answer)])
+    assert later.citations and not multi_view & set(later.citations)
+    assert {"000-16", "004-07"} <= set(later.citations) and multi_view <= set(later.query.excluded)
+
+
 def test_compare_them_after_an_answer_citing_several_papers_sets_them_side_by_side(papers):
     """ "compare them" is about the papers the last answer cited: each is quoted on the topic, side by side, none
     dropped as a weaker match (it used to raise a TypeError through `Papers.stream`)."""

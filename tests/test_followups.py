@@ -251,3 +251,12 @@ def test_a_new_subject_after_two_years_keeps_them_unless_it_names_its_own(topic)
     assert "2025" not in own.query and not own.query.endswith((" in", " from"))
     lifted = resolve("what about diffusion in any year?", state).to_query()
     assert (lifted.search, lifted.year, lifted.since, lifted.until) == ("diffusion", None, None, None)
+
+
+def test_a_clause_leaving_papers_out_narrows_the_previous_question():
+    state = conversation(topic="clustering papers")
+    assert resolve("but not the multi-view ones", state) == Resolution(
+        "clustering papers, but not the multi-view ones", (), None, opens_topic=True
+    )
+    # A term of the field is no clause: "and skip connections?" is the question asked of a new subject.
+    assert resolve("and skip connections?", state).query == "skip connections papers"
