@@ -142,6 +142,11 @@ class Settings(BaseSettings):
         "whether a question asks for a list of papers: `model` (one logistic model over the question's MiniLM "
         "vector and the request-word rules' readings, rag/models/list_reader) or `rules` (the request words alone)",
     )
+    topic_cut: Literal["model", "keywords"] = _setting(
+        "model",
+        "which words of a request name its topic: `model` (a logistic model reading each word in its context, "
+        "rag/models/topic_span) or `keywords` (first to last word the field's keywords use)",
+    )
     # Below this cosine similarity of the best chunk the abstracts are taken not to answer the question.
     min_score: float = _setting(
         0.365,

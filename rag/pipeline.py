@@ -34,6 +34,7 @@ from .record import asked_field, asked_paper, named_paper, record_answer
 from .retrieval import check_mode, fuse
 from .spelling import speller_for
 from .terms import keyword_pair, term_stats, topic_words
+from .topic_span import load_topic_reader
 from .types import Answer, Event, Retrieval, Source
 
 if TYPE_CHECKING:
@@ -100,7 +101,10 @@ class Pipeline:
         search text reaches `policy.topic_meaning_bar`: a cut that keeps one common word of a question about
         something else ("Who won the 2018 FIFA World Cup" → "World") is no topic of it, and a list judged on it
         cites any paper writing "world"."""
-        cut = topic_words(query.search, policy.topic_word_uses)
+        if policy.topic_reader:
+            cut = load_topic_reader().span(query.search) or query.search
+        else:
+            cut = topic_words(query.search, policy.topic_word_uses)
         if cut == query.search:
             return replace(query, topic_cut=None)
         if policy.topic_meaning_bar > 0:

@@ -210,6 +210,9 @@ class Policy:
     # 0 cuts nothing off. Chosen among 1, 10 and 50 on evals/phrasings_heldout2.txt and the four dev sets, when
     # words were counted by stem (docs/EVALUATION.md); kept when they became word forms.
     topic_word_uses: int = 10
+    # The topic read by the topic reader (rag.topic_span, RAG_TOPIC_CUT=model) rather than cut at topic words; the
+    # words a clause leaves out are still cut at topic words.
+    topic_reader: bool = True
     # The cut is the topic only when it keeps the question's meaning: its MiniLM cosine to the whole search text
     # reaches this ("Who won the 2018 FIFA World Cup" cut to "World": 0.18). Below it the whole text is the topic.
     # 0 keeps every cut. Chosen on the 14 calibration sets among 0-0.6 (0.30-0.40 tie; the middle), reported on
@@ -284,4 +287,5 @@ class Policy:
             calibration=calibration if settings.reranker else None,
             judge_model=judge_model if learned else None,
             list_reader=list_reader if settings.list_reader == "model" else None,
+            topic_reader=settings.topic_cut == "model",
         )

@@ -80,7 +80,8 @@ def test_a_topic_wrapped_in_scope_words_is_answered_and_was_refused_without_the_
     answer = ask(question, store, embedder, seed_settings)
     assert not answer.abstained and {"000-14", "000-09"} <= set(answer.citations)
     pipeline = Pipeline(store, embedder, seed_settings)
-    uncut = answer_of(pipeline.run(parse(question), policy=replace(pipeline.policy, topic_word_uses=0), stream=False))
+    no_cut = replace(pipeline.policy, topic_reader=False, topic_word_uses=0)
+    uncut = answer_of(pipeline.run(parse(question), policy=no_cut, stream=False))
     assert uncut.abstained and "covers “disentangled representation learning as the main goal”" in uncut.answer
 
 
@@ -104,17 +105,20 @@ def test_a_refusal_names_the_topic_without_the_request_around_it(seed_store, see
 def test_a_cut_keeping_one_word_of_another_subject_is_no_topic_and_the_question_is_refused(
     question, seed_store, seed_settings
 ):
-    """The cut kept "World" (or "fine"), which a seed paper writes: the list was judged on that word and cited the
-    paper. Its meaning is not the question's (MiniLM cosine under `topic_meaning_bar`), so the whole text is read."""
+    """The keyword cut kept "World" (or "fine"), which a seed paper writes: the list was judged on that word and
+    cited the paper. Its meaning is not the question's (MiniLM cosine under `topic_meaning_bar`), so the whole text
+    is read. The topic reader's cut ("World Cup") is refused too."""
     from rag.pipeline import Pipeline, answer_of
     from rag.query import parse
 
     store, embedder = seed_store
-    pipeline = Pipeline(store, embedder, seed_settings)
-    found = pipeline.retrieve(parse(question))
-    assert found.query.topic == found.query.search
     assert ask(question, store, embedder, seed_settings).abstained
-    every_cut = replace(pipeline.policy, topic_meaning_bar=0.0)
+    pipeline = Pipeline(store, embedder, seed_settings)
+    keyword_cut = replace(pipeline.policy, topic_reader=False)
+    found = pipeline.retrieve(parse(question), policy=keyword_cut)
+    assert found.query.topic == found.query.search
+    assert answer_of(pipeline.run(parse(question), policy=keyword_cut, stream=False)).abstained
+    every_cut = replace(keyword_cut, topic_meaning_bar=0.0)
     assert not answer_of(pipeline.run(parse(question), policy=every_cut, stream=False)).abstained
 
 
@@ -236,8 +240,6 @@ def test_a_list_wrapped_in_a_long_request_is_read_by_its_topic_paper_by_paper(
 def test_a_paper_the_topic_retrieves_has_the_relevance_the_plain_question_gives_it(seed_store, seed_settings):
     """A list's candidates come from its topic's retrieval and its whole text's, taken in turn; a paper the topic
     retrieves is reranked with the cosine and rank that retrieval gave it, not its place in the merged list."""
-    from rag.terms import topic_words
-
     from .helpers import retrieve
 
     store, embedder = seed_store
@@ -249,7 +251,7 @@ def test_a_paper_the_topic_retrieves_has_the_relevance_the_plain_question_gives_
         seed_settings,
     )
     assert wrapped.query.search != plain.query.search  # two retrievals were merged
-    assert topic_words(wrapped.query.search, 10) == plain.query.search  # the same topic
+    assert wrapped.query.topic == plain.query.search  # the same topic
     read = {s.id: (s.score, s.fused_rank, s.relevance) for s in plain.candidates}
     shared = [s for s in wrapped.candidates if s.id in read][:5]
     assert len(shared) == 5
