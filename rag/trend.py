@@ -80,7 +80,9 @@ def trend(pipeline: Pipeline, query: Query, depth: int = TREND_DEPTH) -> Trend:
     calibration = policy.calibration
     assert calibration is not None
     query = pipeline.with_exclusion(query)
-    topic = pipeline.with_topic(query, policy).topic or query.search
+    # A count's topic is cut at the field's keyword words: the topic reader is fitted on list requests, and reads
+    # "how many papers use X?" as "use X".
+    topic = pipeline.with_topic(query, replace(policy, topic_reader=False)).topic or query.search
     # The whole store is judged and the filters applied to its members, so a paper's membership does not move with
     # the filter: the rank the calibration weighs is its rank among all papers, and "--year 2025" counts what the
     # unfiltered count gives 2025.
