@@ -97,8 +97,9 @@ class Pipeline:
         return replace(query, wants_list=policy.list_reader.asks_for_list(values))
 
     def with_topic(self, query: Query, policy: Policy) -> Query:
-        """`query` with the words naming its topic (rag.terms.topic_words), when their MiniLM cosine to its whole
-        search text reaches `policy.topic_meaning_bar`: a cut that keeps one common word of a question about
+        """`query` with the words naming its topic (read by rag.topic_span, or cut by rag.terms.topic_words under
+        `RAG_TOPIC_CUT=keywords`), when their MiniLM cosine to its whole search text reaches
+        `policy.topic_meaning_bar`: a cut that keeps one common word of a question about
         something else ("Who won the 2018 FIFA World Cup" → "World") is no topic of it, and a list judged on it
         cites any paper writing "world"."""
         if policy.topic_reader:

@@ -2,14 +2,15 @@
 
     python -m train.fit_topic_span --corpus ../shared/corpus [--out rag/models/topic_span]
 
-Training requests are the phrasing sets written by helpers shown no code (evals/phrasings_dev.txt,
-phrasings_heldout.txt and phrasings_heldout2-21: every one spent, read and reported before), each filled 6 times
-with a topic from the corpus: an author keyword on 3 papers or more (1-4 words), two keywords joined by a
-preposition ("X for Y"), two or three listed ("X / Y", "X (Y, Z)", "X, Y or Z"), or a title (the part after a
-colon, lowercased 7 times in 10); one word in 10 topics has two letters swapped (a typo). The eight topics
-evals/phrasings.py asks about are never filled in. Each filled request is parsed as the pipeline parses it
-(`rag.query.parse(...).search`), and its words inside the filled topic are the topic. phrasings_heldout22 and 23
-are reported, never fitted on; phrasings_heldout24 and 25 are not read.
+Training requests are request templates written by helpers shown no code: the spent phrasing sets
+(evals/phrasings_dev.txt, phrasings_heldout.txt and phrasings_heldout2-21) and two files written for training
+(train/data/topic_requests_a.txt and _b.txt: requests with the words people put around a topic, such as year and
+decision filters, scope, output wishes and purpose), each filled 6 times with a topic from the corpus: an author
+keyword on 3 papers or more (1-4 words), two keywords joined by a preposition ("X for Y"), two or three listed
+("X / Y", "X (Y, Z)", "X, Y or Z"), or a title (the part after a colon, lowercased 7 times in 10); one word in 10
+topics has two letters swapped (a typo). The eight topics evals/phrasings.py asks about are never filled in. Each
+filled request is parsed as the pipeline parses it (`rag.query.parse(...).search`), and its words inside the
+filled topic are the topic. phrasings_heldout22-25 are reported, never fitted on; phrasings_heldout26 is not read.
 The regularization C is chosen by leave-one-set-out exact-span accuracy (each set read by a model fitted on the
 others: its writer unseen).
 """
@@ -26,8 +27,13 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FITTED = ("phrasings_dev.txt", "phrasings_heldout.txt", *(f"phrasings_heldout{n}.txt" for n in range(2, 22)))
-REPORTED = ("phrasings_heldout22.txt", "phrasings_heldout23.txt")
+FITTED = (
+    *(f"evals/{name}" for name in ("phrasings_dev.txt", "phrasings_heldout.txt")),
+    *(f"evals/phrasings_heldout{n}.txt" for n in range(2, 22)),
+    "train/data/topic_requests_a.txt",
+    "train/data/topic_requests_b.txt",
+)
+REPORTED = tuple(f"evals/phrasings_heldout{n}.txt" for n in (22, 23, 24, 25))
 # evals/phrasings.py's topics: filling them in would teach the model the words it is measured on.
 EVAL_TOPICS = frozenset(
     {
@@ -120,7 +126,7 @@ def examples(files: tuple[str, ...], keywords: list[str], titles: list[str], see
     pick = random.Random(seed)
     out: dict[str, list[tuple[str, list[int]]]] = {}
     for name in files:
-        lines = [ln for ln in (REPO / "evals" / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
+        lines = [ln for ln in (REPO / name).read_text(encoding="utf-8").splitlines() if ln.strip()]
         rows = []
         for line in lines:
             if line.count("{topic}") != 1:
@@ -223,7 +229,7 @@ def main() -> None:
             "keywords": len(keywords),
             "titles": len(titles),
         },
-        "fitted_on": {f: hashlib.sha256((REPO / "evals" / f).read_bytes()).hexdigest() for f in FITTED},
+        "fitted_on": {f: hashlib.sha256((REPO / f).read_bytes()).hexdigest() for f in FITTED},
         "command": "python -m train.fit_topic_span --corpus ../shared/corpus",
         "bias": reader.bias,
         "weights": dict(sorted(reader.weights.items())),
