@@ -296,6 +296,7 @@ LATER_SEALED = {
     "sealed25": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 25)))),
     "sealed26": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 26)))),
     "sealed27": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 27)))),
+    "sealed28": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 28)))),
 }
 
 
