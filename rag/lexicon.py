@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 30 regexes (compiled patterns; the 9 regex fragments they are built from are not counted)
+This module holds 33 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
 and 369 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
@@ -88,7 +88,7 @@ SCAFFOLD = re.compile(
 # A message asking for papers in its own words ("I'm writing a related work section on X, what should I cite?",
 # "Give me an overview of the literature on X"): it names what it wants with one of these. Not "sota" or "state
 # of the art": "what balanced accuracy do sota llms get on …" asks a detail. query._scaffolding_removed (then
-# REQUEST_WORDS are trimmed) and query.asks_for_list (a list, unless ONE_PAPER_NAMED).
+# REQUEST_WORDS are trimmed) and query.asks_for_list (a list, unless ONE_PAPER_ASKED).
 PAPER_REQUEST = re.compile(
     r"\b(?:papers|works|research|literature|studies|articles|publications|refs|references|reads|reading\s+list|"
     r"(?:should|to|can)\s+i\s+cite|survey\s+(?:of|the)|overview\s+of|read\s+up|recommend\w*|suggest\w*|looking\s+for|"
@@ -203,8 +203,35 @@ EXCLUSION = re.compile(
     re.I,
 )
 
-# == a topic, or a detail (rag.query.names_a_topic) ==========================================================
+# == a list of papers, or one (rag.query.asks_for_list, rag.query.names_a_topic) =============================
 
+# A question asks for a list when it asks for papers in the plural ("which papers …", "what methods …", "are
+# there works on …", "papers on …") or says "list". "which paper studies X?" asks for one: "studies" is its
+# verb, and a singular noun ("paper") between the question word and a plural one ends the look-ahead.
+# Fragments of LIST_QUESTION: the plural nouns that ask for a list, the singular ones that stop the look-ahead.
+LIST_PLURAL_NOUN = r"(?:papers|works|studies|articles|publications|submissions|methods|approaches)"
+LIST_SINGULAR_NOUN = r"(?:paper|work|study|article|publication|submission|method|approach)"
+# query.asks_for_list, and query.names_a_topic (a list question names a topic, however long).
+LIST_QUESTION = re.compile(
+    r"^\s*(?:please\s+)?list\b"
+    r"|\b(?:which|what|any|find|show me|give me|are there|is there)\s+"
+    rf"(?:(?!{LIST_SINGULAR_NOUN}\b)[\w'\-]+\s+){{0,4}}?"
+    rf"{LIST_PLURAL_NOUN}\b"
+    rf"|^\s*{LIST_PLURAL_NOUN}\b",
+    re.I,
+)
+# "is there work on X?", "any research on X", "what has been published on X", "has anyone studied X?": papers in
+# general, asked for with a mass noun or none. query.asks_for_list.
+WORK_IN_GENERAL = re.compile(
+    r"^\s*(?:(?:(?:is|are)\s+there|any|find|show|give|what|which)(?:\s+me)?\s+)?"
+    r"(?:(?:the|some|any|recent|prior|existing|relevant)\s+)*(?:work|research|literature)\s+"
+    r"(?:on|about|regarding|concerning|related\s+to|in|exists?\s+on|is\s+there\s+on|has\s+been\s+done\s+on)\b"
+    r"|^\s*(?:has|have|did|does)\s+(?:anyone|anybody|people)\b|^\s*what\s+has\s+been\s+(?:published|done|written)\b",
+    re.I,
+)
+# "which paper …", "the paper that …": one paper, however the rest is worded. query.asks_for_list (a
+# PAPER_REQUEST message asking for one paper is no list).
+ONE_PAPER_ASKED = re.compile(r"\b(?:which|what|the|a|one)\s+(?:\w+\s+)?paper\b(?!s)", re.I)
 # A question about a detail opens with a question word or an auxiliary ("how many parameters does X have?",
 # "does X use Y?"); a topic is typed bare ("adversarial robustness of graph neural networks"), short.
 # query.names_a_topic.
@@ -306,7 +333,7 @@ CONDENSED_LABEL = re.compile(r"^(?:standalone question|rewritten question|questi
 
 # "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
 # and a second paper sharing only a word ("benchmark") must not be cited. Evidence Selector.select, with
-# SEVERAL_PAPERS; query.asks_for_list (a request naming one paper is no list).
+# SEVERAL_PAPERS.
 ONE_PAPER_NAMED = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
 # Questions naming two papers ("the X paper and the Y paper", "contrast the X paper with SelKD"), or comparing
 # named methods ("how do PURGE and Sharp MinMax differ?"): Selector.select keeps a paper for each.
@@ -452,6 +479,8 @@ FRAGMENTS = (
     "YEAR",
     "SHORT_YEAR",
     "VENUE_NAME",
+    "LIST_PLURAL_NOUN",
+    "LIST_SINGULAR_NOUN",
     "ORDINAL_WORD",
     "LISTED_NOUN",
     "NOT_ABOUT_LIST",

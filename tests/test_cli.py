@@ -94,7 +94,7 @@ def test_ask_json_shows_what_the_question_was_understood_to_ask(use_seed_store):
         "excluded": [],
     }
     assert payload["sources"] and all(s["venue"] == "ICLR 2025" for s in payload["sources"])
-    assert understood("what benchmark does the PURGE paper use?")["query"]["list"] is False  # one paper, named
+    assert understood("which paper proposes PURGE?")["query"]["list"] is False  # one paper, named
     # A venue the store does not use is not applied (nor shown as understood); the year still is.
     assert understood("which NeurIPS 2025 papers study clustering?")["query"] == {
         "search": "clustering",

@@ -104,7 +104,7 @@ def test_a_topic_refusal_shows_first_the_paper_it_names():
 
     from .helpers import answer_from
 
-    question = "which papers study adversarial robustness of GNNs for drug discovery?"
+    question = "which papers study adversarial robustness of graph neural networks for drug discovery?"
     query = parse(question)
     # The most relevant paper holds one part of the topic; a less relevant one holds two: the refusal names it.
     robust = paper("a", 0.9, "We study adversarial robustness of image classifiers.", (("x", 1.0), ("y", 0), ("z", 0)))

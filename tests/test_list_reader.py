@@ -38,14 +38,6 @@ def test_a_request_for_the_papers_on_a_topic_is_a_list_however_it_is_worded(ques
 
 @pytest.mark.parametrize(
     "question",
-    ["what methods reduce hallucination?", "what are the main recent approaches to pruning?", "list the work on RLHF"],
-)
-def test_a_question_word_before_a_plural_asks_for_a_list(question):
-    assert reads_as_list(question)  # read by the model: no rule of rag.lexicon looks for plurals
-
-
-@pytest.mark.parametrize(
-    "question",
     [
         "I remember a paper where a robot hand learns to grasp from a single demonstration, which one was it?",
         "what FID does DiVeQ reach on ImageNet?",
