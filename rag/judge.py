@@ -10,9 +10,10 @@ The rules, in the order a refusal names them:
 - a topic question no retrieved paper holds every facet of (rag.facets: the paper on graph neural networks does
   not answer "adversarial robustness of graph neural networks");
 - a count question none of whose relevant papers gives a number of what it counts;
-- a question naming a paper (a retrieved paper writes one of its names) and a dataset, benchmark, metric or model
-  that none of the retrieved papers writes ("what FID does DiVeQ reach on ImageNet?" of a DiVeQ abstract without
-  FID or ImageNet): the abstracts do not report it, and the refusal quotes what the paper does report;
+- a question naming a paper (a retrieved paper writes one of its names) and a dataset, benchmark, metric, model or
+  robot (a coined name, or capitalized words the corpus writes as a name: "Cityscapes") that none of them writes
+  ("what FID does DiVeQ reach on ImageNet?" of a DiVeQ abstract without FID or ImageNet): the abstracts do not
+  report it, and the refusal quotes what the paper does report;
 - (not a rule on the evidence) a question asking a field of its found paper's record that the store does not hold:
   its authors, a code link its abstract does not write, a decision not recorded (rag.record);
 - the best paper under the bar: its calibrated relevance under `calibration.relevance_bar` (unless a paper writes
@@ -32,7 +33,7 @@ from .lexical import term_coverages
 from .policy import EVIDENCE, Policy
 from .query import Query, mentions, names_any
 from .record import asked_paper, holds, not_held, writes_a_name
-from .terms import term_evidence, term_stats, word_for
+from .terms import proper_names, term_evidence, term_stats, word_for
 from .text import split_sentences, tidy_latex
 from .types import Source, Verdict
 
@@ -93,7 +94,7 @@ def evidence_verdict(query: Query, sources: Sequence[Source], policy: Policy) ->
     relevant = [s for s in sources if s.relevance is None or s.relevance >= bar]
     no_count = counting is not None and not any(s.id in counting for s in relevant)
     no_topic = holding is not None and not holding
-    naming, unnamed = lacking_details(query, sources)
+    naming, named, unnamed = lacking_details(query, sources)
     if not (under_bar or no_count or no_topic or unnamed):
         return Verdict(True, "evidence", holding=holding, counting=counting, defined=defined)
 
@@ -103,26 +104,32 @@ def evidence_verdict(query: Query, sources: Sequence[Source], policy: Policy) ->
     if no_count:
         return Verdict(False, "count", closest[0], counting=counting)
     if unnamed and naming is not None:
-        named = tuple(n for n in query.specifics if mentions(n, naming.text))
         return Verdict(False, "detail", naming, named=named, unnamed=unnamed)
     if reranked:
         return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
     return Verdict(False, "score", max(sources, key=lambda s: s.score))
 
 
-def lacking_details(query: Query, sources: Sequence[Source]) -> tuple[Source | None, tuple[str, ...]]:
-    """(the closest paper writing one of the question's specific names, the names none of `sources` writes). A
-    near miss names its paper ("DiVeQ") and a detail its abstract does not give ("FID on ImageNet"); the
-    cross-encoder still scores the paper relevant, since it is the right paper. Every paper shown is read, so "how
-    do PURGE and Sharp MinMax differ?" is held by the two papers together. Lists are left to the facet rule: a
-    list's names are its topic."""
-    if query.wants_list or len(query.specifics) < 2:
-        return None, ()
-    naming = [s for s in sources if any(mentions(name, s.text) for name in query.specifics)]
+def lacking_details(query: Query, sources: Sequence[Source]) -> tuple[Source | None, tuple[str, ...], tuple[str, ...]]:
+    """(the closest paper writing one of the question's names, the names it writes, the names none of `sources`
+    writes). A near miss names its paper ("DiVeQ") and a detail its abstract does not give ("FID on ImageNet", "on
+    Cityscapes", "with the Allegro hand"); the cross-encoder still scores the paper relevant, since it is the right
+    paper. The names are the coined ones (`Query.specifics`) and those in capitalized words the corpus writes as
+    names (rag.terms.proper_names). Every paper shown is read, so "how do PURGE and Sharp MinMax differ?" is held by
+    the two papers together. Lists are left to the facet rule: a list's names are its topic."""
+    if query.wants_list:
+        return None, (), ()
+    names = tuple(dict.fromkeys((*query.specifics, *proper_names(query.search))))
+    if len(names) < 2:
+        return None, (), ()
+    naming = [s for s in sources if any(mentions(name, s.text) for name in names)]
     if not naming:
-        return None, ()
-    unnamed = tuple(n for n in query.specifics if not any(mentions(n, s.text) for s in naming))
-    return (by_closeness(naming)[0], unnamed) if unnamed else (None, ())
+        return None, (), ()
+    unnamed = tuple(n for n in names if not any(mentions(n, s.text) for s in naming))
+    if not unnamed:
+        return None, (), ()
+    closest = by_closeness(naming)[0]
+    return closest, tuple(n for n in names if mentions(n, closest.text)), unnamed
 
 
 def list_beyond(query: Query, verdict: Verdict, more: Sequence[Source], policy: Policy) -> Verdict:

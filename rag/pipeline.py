@@ -130,12 +130,16 @@ class Pipeline:
         self, query: Query, sources: list[Source], k: int, policy: Policy, chosen: bool = False
     ) -> Query:
         """`query` with the field of its paper's record it asks for (rag.record): of the one of the `k` shown it
-        names; else, unless it asks for a list, of the closest shown ("bib entry for that paper proving …"), as of
-        the papers the user `chosen` (a follow-up about the paper in focus)."""
+        names; else, unless it asks for a list, of the closest shown writing its names, or with no names the closest
+        shown ("bib entry for that paper proving …"), as of the papers the user `chosen` (a follow-up about the paper
+        in focus)."""
         shown = sources[:k]
         paper = named_paper(query.text, query.specifics, shown, policy.record_title_words)
         if paper is None and (chosen or not query.wants_list) and shown:
-            paper = asked_paper(query.specifics, shown) or by_closeness(shown)[0]
+            paper = asked_paper(query.specifics, shown)
+            # A name no shown paper writes names a paper below k (`named_below` looks for it), not the closest.
+            if paper is None and (chosen or not query.specifics):
+                paper = by_closeness(shown)[0]
         if paper is None:
             return query
         field = asked_field(query.text, paper, self.minilm(), policy.record_bar, policy.record_title_words)
@@ -149,10 +153,9 @@ class Pipeline:
         named = named_paper(query.text, query.specifics, found.candidates, policy.record_title_words)
         if named is None or named in found.sources[:k]:
             return found
-        asked = self.asks_of_record(query, [named], 1, policy)
-        if asked.asks_record is None:
+        if self.asks_of_record(query, [named], 1, policy).asks_record is None:
             return found
-        return replace(found, query=asked, sources=[named, *(s for s in found.sources if s is not named)])
+        return replace(found, sources=[named, *(s for s in found.sources if s is not named)])
 
     # -- stages ----------------------------------------------------------------------------------------
 
@@ -192,11 +195,11 @@ class Pipeline:
             if query.excludes:
                 query, sources = self.without_excluded(query, sources, index, policy)
             # The learned judge weighs every candidate, paper by paper; the rules judge reads the top k, and for a
-            # list every candidate (a list's members may rank below k: rag.judge.list_beyond).
+            # list every candidate (a list's members may rank below k: rag.judge.list_beyond). Every candidate is
+            # kept: a question naming a paper ranked below k is asked of it (`named_below`).
             whole = policy.judge_model is not None or query.wants_list
-            candidates = sources if whole else sources[:k]
-            self.add_lexical_evidence(query, candidates, index, mode, policy)
-        return Retrieval(query, sources[:k], (time.perf_counter() - started) * 1000, candidates)
+            self.add_lexical_evidence(query, sources if whole else sources[:k], index, mode, policy)
+        return Retrieval(query, sources[:k], (time.perf_counter() - started) * 1000, sources)
 
     def with_topic_candidates(
         self,
@@ -329,11 +332,11 @@ class Pipeline:
         chosen = self.backend(backend or self.settings.backend, policy)
         spare = self.backend("extractive", policy) if fallback and chosen.name != "extractive" else None
         found = self.retrieve(query, k=max(k, depth or 0), paper_ids=paper_ids, policy=policy)
+        if paper_ids is None:
+            found = self.named_below(found, k, policy)
         # Only a question is asked of a paper's record: a search is not, and does not pay for reading it.
         asked = self.asks_of_record(found.query, found.sources, k, policy, chosen=paper_ids is not None)
         found = replace(found, query=asked)
-        if asked.asks_record is None and paper_ids is None:
-            found = self.named_below(found, k, policy)
         yield Event("query", query=found.query)
         yield Event("sources", sources=list(found.sources))
         if paper_ids is not None and found.query.asks_record is not None:

@@ -116,11 +116,7 @@ def named_paper(question: str, names: Sequence[str], sources: Sequence[Source], 
     paper (rag.pipeline.Pipeline.asks_of_record)."""
     named = []
     for source in sources:
-        own = any(
-            mentions(name, source.text)
-            and not any(mentions(name, other.text) for other in sources if other is not source)
-            for name in names
-        )
+        own = any(_owns(name, source, sources) for name in names)
         quoted = bool(source.title and title_words and _title_run(question, source.title, title_words))
         if own or quoted:
             named.append(source)
@@ -129,12 +125,20 @@ def named_paper(question: str, names: Sequence[str], sources: Sequence[Source], 
 
 def asked_paper(names: Sequence[str], sources: Sequence[Source]) -> Source | None:
     """The paper a question asks about: the closest of `sources` writing one of the question's specific `names`
-    ("who wrote DiffSDA?" asks about the paper writing DiffSDA, whatever the cross-encoder makes of "who wrote");
-    with no names, the closest; None when no source writes the names given (the paper asked about is not shown)."""
+    ("who wrote DiffSDA?" asks about the paper writing DiffSDA, whatever the cross-encoder makes of "who wrote"),
+    a name no other source writes first ("FeDaL" in "a GitHub link for FeDaL?", which several abstracts' links
+    write); with no names, the closest; None when no source writes the names given (the paper is not shown)."""
     naming = [s for s in sources if any(mentions(name, s.text) for name in names)]
+    owning = [s for s in naming if any(_owns(name, s, sources) for name in names)]
+    naming = owning or naming
     if names and not naming:
         return None
     return max(naming or sources, key=lambda s: s.closeness, default=None)
+
+
+def _owns(name: str, source: Source, sources: Sequence[Source]) -> bool:
+    """Whether `source` writes `name` and no other of `sources` does."""
+    return mentions(name, source.text) and not any(mentions(name, o.text) for o in sources if o is not source)
 
 
 def writes_a_name(names: Sequence[str], paper: Source) -> bool:

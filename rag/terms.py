@@ -24,6 +24,7 @@ from .text import TYPO_MIN_LENGTH, bm25_stopwords
 
 TERMS_PATH = Path(__file__).resolve().parent / "models" / "terms" / "terms.json.gz"
 KEYWORD_USES_PATH = TERMS_PATH.with_name("keyword_uses.json.gz")
+PROPER_NAMES_PATH = TERMS_PATH.with_name("proper_names.json.gz")
 # Uses per abstract are smoothed toward 1 by this many pseudo-abstracts: a word in 3 abstracts, once each, is
 # not known to be a request word, nor one used 3 times in 2 abstracts a topic.
 BURST_PRIOR = 5
@@ -258,3 +259,52 @@ def _english_words() -> tuple[frozenset[str], tuple[str, ...]]:
 
     words = sorted(w for w in load_tokenizer().get_vocab() if w.isalpha() and w.islower())
     return frozenset(words), tuple(words)
+
+
+# -- the names a question gives in ordinary capitalized words ---------------------------------------------------
+
+# Capitalized words in a row ("Google Research Football", "Allegro"), each whole ("Info" of "InfoNCE" is none); a
+# hyphen's tail is cut ("Chebyshev-based").
+# Coined names (two capitals, or letters and digits: "DiVeQ", "CIFAR-10") are rag.query.specific_names'.
+# What a sentence's first word follows: nothing, an end of sentence, a colon, a bracket or a quote.
+_POSITIONAL = re.compile(r"(?:^|[.!?:(\"“]|\n)\s*$")
+_CAPITALIZED_RUN = re.compile(r"(?<![\w\-])[A-Z][a-z]+(?![\w])(?:\s+[A-Z][a-z]+(?![\w]))*")
+
+
+def proper_names(text: str) -> list[str]:
+    """The names `text` writes in capitalized words: a dataset, benchmark, place, company or robot ("Cityscapes",
+    "Kodak", "the Allegro hand", "Google Research Football"), each a run of capitalized words with a word the
+    corpus's abstracts write capitalized inside a sentence at least half the time (train.proper_names), or one
+    they never write that is no English word ("Zorblax"); the run's ordinary capitalized words at either end are
+    left off ("Which", "Does", "Research" of "Research Football"). A sentence's first word is capitalized by its
+    place, as the corpus was counted: it is a name only if no English word too ("Cityscapes …", not "Hi, …").
+    Read from the corpus, not a list."""
+    names = []
+    for match in _CAPITALIZED_RUN.finditer(text):
+        words = match.group(0).split()
+        first_by_place = _POSITIONAL.search(text[: match.start()]) is not None
+        named = [i for i, word in enumerate(words) if _is_proper(word, by_place=first_by_place and i == 0)]
+        if named:
+            names.append(" ".join(words[named[0] : named[-1] + 1]))
+    return list(dict.fromkeys(names))
+
+
+def _is_proper(word: str, by_place: bool) -> bool:
+    lower = word.lower()
+    if by_place and lower in _english_words()[0]:
+        return False
+    if lower in _proper_words():
+        return True
+    stem = topic_stem(word)
+    return stem is not None and stem not in term_stats().terms and is_new_name(word)
+
+
+@lru_cache(maxsize=1)
+def _proper_words(path: Path = PROPER_NAMES_PATH) -> frozenset[str]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return frozenset(json.load(f))
+    except FileNotFoundError as exc:
+        raise ModelError(f"the proper names are not installed: {path} is missing (reinstall)") from exc
+    except (OSError, ValueError, TypeError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from exc

@@ -198,7 +198,8 @@ def test_a_detail_no_shown_paper_writes_is_refused_naming_the_paper_and_the_deta
     sources = [paper("fsd", 0.6, "FSD reaches 72% success across 8 real-world tasks with a Franka arm.", relevance=0.9)]
     verdict = judge(query, sources, POLICY)
     assert not verdict.answers and verdict.reason == "detail"
-    assert verdict.named == ("FSD",) and verdict.unnamed == ("UR5",)  # "Franka": one capital, no digit
+    # "Franka": a name the corpus writes capitalized (rag.terms.proper_names), written by the paper
+    assert verdict.named == ("FSD", "Franka") and verdict.unnamed == ("UR5",)
     text = refusal(verdict, query, POLICY)
-    assert "the paper that writes FSD (fsd, relevance 0.90) never mentions UR5" in text
+    assert "the paper that writes FSD and Franka (fsd, relevance 0.90) never mentions UR5" in text
     assert "“FSD reaches 72% success across 8 real-world tasks with a Franka arm.”" in text

@@ -61,6 +61,14 @@ def test_a_code_link_no_abstract_writes_is_refused_with_the_papers_page(seed_sto
     assert "https://openreview.net/forum?id=HK6t5x5gJq" in answer.answer
 
 
+def test_a_code_link_asked_by_a_name_other_abstracts_write_is_asked_of_the_named_paper(seed_store_dir):
+    """The name "GitHub" is written by every abstract giving a link: the paper asked about is the one writing
+    "FeDaL", ranked below the five shown, not the closest paper with a GitHub link (whose link was given as FeDaL's)."""
+    answer = Papers(store=seed_store_dir).ask("is there a GitHub link for the FeDaL code?")
+    assert answer.abstained and answer.citations == [] and answer.sources[0].id == "000-11"
+    assert "the abstract of 000-11 gives no code link" in answer.answer and "github.com" not in answer.answer
+
+
 def test_how_to_cite_a_paper_is_answered_with_its_bibtex_entry_citing_it(seed_store_dir):
     """It quoted the paper's method ("DiffSDA leverages a new probabilistic modeling …")."""
     answer = Papers(store=seed_store_dir).ask("how do I cite the DiffSDA paper?")
