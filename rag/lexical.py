@@ -209,7 +209,7 @@ class LexicalIndex:
         query: str,
         n: int,
         year: int | None = None,
-        venue: str | None = None,
+        venue: str | tuple[str, ...] | None = None,
         paper_ids: list[str] | None = None,
         since: int | None = None,
         area: str | None = None,
@@ -235,7 +235,9 @@ class LexicalIndex:
                 mask *= self.years >= since
             if until is not None:
                 mask *= self.years <= until
-            if venue:
+            if isinstance(venue, tuple):
+                mask *= np.isin(self._column("venues"), list(venue))
+            elif venue:
                 mask *= self._column("venues") == venue
             if paper_ids:
                 mask *= np.isin(self._column("paper_ids"), list(paper_ids))
@@ -293,6 +295,13 @@ class LexicalIndex:
                 if status:
                     statuses[status] = statuses.get(status, 0) + 1
             cached = self.__dict__["_facets"] = {"areas": areas, "statuses": statuses}
+        return cached
+
+    def venue_names(self) -> frozenset[str]:
+        """The venues the store's papers give ("ICLR 2025", …), made once."""
+        cached = self.__dict__.get("_venue_names")
+        if cached is None:
+            cached = self.__dict__["_venue_names"] = frozenset(v for v in self.venues if v)
         return cached
 
     def has_venue(self, venue: str) -> bool:

@@ -135,7 +135,7 @@ YEAR = r"((?:19|20)\d\d)(?![\w\-]|\.\d)"
 SHORT_YEAR = r"['’]?(\d\d)(?![\w\-]|\.\d)"
 # "ICLR 2025", "NeurIPS'2025", "iclr ’25" in a question: the venue and year it restricts to. query.parse_filters.
 VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{SHORT_YEAR})", re.I)
-# Years joined, with or without their venue: "2025 or 2026", "ICLR 2025/2026", "iclr 2025/26", "2024-2026",
+# Years joined, with or without their venue: "2025 or 2026", "ICLR 2025/2026", "ICLR 2025 + 2026", "2024-2026",
 # "between 2024 and 2026", "ICLR 2025 and ICLR 2026", "2023, 2024 or 2025", "ICLR'25/'26": the years from the first
 # to the last (query.parse_filters, before the one-year phrases, which would read "ICLR 2025/2026" as ICLR 2025
 # alone). A shorthand year only after a venue's name, "/", a dash or an apostrophe; query.year_range reads which
@@ -145,7 +145,7 @@ VENUE_YEAR = re.compile(rf"(?<![\w\-])({'|'.join(VENUES)})\s*(?:['’]?{YEAR}|{S
 VENUE_NAME = rf"(?:(?:{'|'.join(VENUES)})\s*)?"
 YEAR_RANGE = re.compile(
     rf"(?<![\w\-.])(between\s+)?(?:{VENUE_NAME}['’]?(?:19|20)\d\d|(?:{'|'.join(VENUES)})\s*['’]?\d\d)(?!\d)"
-    rf"(?:(?:\s*[/\-–]\s*{VENUE_NAME}['’]?(?:(?:19|20)\d\d|\d\d)"
+    rf"(?:(?:\s*[/\-–+]\s*{VENUE_NAME}['’]?(?:(?:19|20)\d\d|\d\d)"
     rf"|\s*(?:,|&|\bor\b|\band\b|\bto\b|\bthrough\b)\s*{VENUE_NAME}(?:['’]?(?:19|20)\d\d|['’]\d\d))(?![\w\-]|\.\d))+",
     re.I,
 )
@@ -163,8 +163,10 @@ YEAR_SINCE = re.compile(
 # ("GPT-2025", "Model2025") or a number ("2025.5") is not a filter, nor one that follows a name written with
 # inner capitals or digits ("ImageNet 2012", "WMT 2014": query.parse_filters checks). query.parse_filters, when
 # VENUE_YEAR finds nothing.
+# A fragment: the words that tie a year or a venue to the papers ("papers from 2025", "work at ICLR").
+PLACE_PREPOSITION = r"(?:in|from|of|during|at|for)"
 YEAR_PHRASE = re.compile(
-    rf"(?<![\w\-.])(?:only\s+)?(?:(?:published|presented|accepted|submitted)\s+)?(?:in|from|of|during|at|for)\s+"
+    rf"(?<![\w\-.])(?:only\s+)?(?:(?:published|presented|accepted|submitted)\s+)?{PLACE_PREPOSITION}\s+"
     rf"(?:the\s+)?(?:year\s+)?{YEAR}(?:\s+only\b)?"
     rf"|(?<![\w\-.])(?:only\s+)?{YEAR}\s+(?=(?:papers?|submissions?|works?|abstracts?|articles?)\b)"
     rf"|(?<![\w\-.])only\s+(?:the\s+)?(?:year\s+)?{YEAR}|(?<![\w\-.]){YEAR}\s+only\b"
@@ -174,13 +176,15 @@ YEAR_PHRASE = re.compile(
 # A decision that qualifies the papers asked for: "accepted papers on X", "rejected submissions about RLHF",
 # "orals on diffusion", "accepted orals", "spotlight papers", "only withdrawn ones" (query.parse_filters; the words
 # are removed from the search text, and the filter is dropped where the store holds no decisions). "accepted" or
-# "rejected" must qualify a papers noun or follow "only"; "oral(s)" and "spotlight(s)", papers of their own, must
+# "rejected" must qualify a papers noun or go with "only" ("accepted only"), or "got accepted"
+# ("papers that got accepted"); "oral(s)" and "spotlight(s)", papers of their own, must
 # be followed by a papers noun or a preposition ("an oral or a poster?", "oral health" are no filter).
 DECISION_PHRASE = re.compile(
     r"(?<![\w\-])(?:only\s+)?(?:(accepted|rejected|withdrawn)\s+)?(orals?|spotlights?)"
     r"(?=\s+(?:papers?|submissions?|works?|on|about|in|for|from|at|that|which|studying|using|with)\b)"
     r"|(?<![\w\-])(?:only\s+)?(accepted|rejected|withdrawn)\s+(?=(?:papers?|submissions?|works?|ones|articles?)\b)"
-    r"|(?<![\w\-])only\s+(accepted|rejected|withdrawn)(?![\w\-])",
+    r"|(?<![\w\-])(?:only\s+(accepted|rejected|withdrawn)|got\s+(accepted)"
+    r"|(accepted|rejected|withdrawn)\s+only)(?![\w\-])",
     re.I,
 )
 

@@ -23,6 +23,7 @@ from .lexicon import (
     ONE_PAPER_ASKED,
     PAPER_REQUEST,
     PAPERS_NOUN,
+    PLACE_PREPOSITION,
     QUESTION_OPENER,
     REQUEST_PHRASES,
     REQUEST_WORDS_NOT_FIRST,
@@ -156,6 +157,7 @@ class QueryFilters:
     venue: str | None = None
     since: int | None = None  # the first year a bound admits ("since 2023", "2023 onwards", "after 2022")
     until: int | None = None  # the last year a range admits ("2025 or 2026", "2024-2026")
+    venue_named: str | None = None  # a venue named with no year ("ICLR papers on X"): each year of it
 
 
 def parse_filters(question: str) -> QueryFilters:
@@ -177,7 +179,7 @@ def parse_filters(question: str) -> QueryFilters:
     elif match:
         year = _year_of(match, 2)
         venue = f"{VENUES[match.group(1).lower()]} {year}"
-        text = text[: match.start()] + text[match.end() :]
+        text = _without_venue(text, match.start(), match.end())
     elif bound := next((m for m in YEAR_SINCE.finditer(text) if not _follows_a_name(text, m)), None):
         first, inclusive, strict = bound.groups()
         since = int(first or inclusive) if not strict else int(strict) + 1  # "after 2023" admits 2024 on
@@ -187,7 +189,32 @@ def parse_filters(question: str) -> QueryFilters:
         if match:
             year = int(next(group for group in match.groups() if group))
             text = text[: match.start()] + text[match.end() :]
-    return QueryFilters(" ".join(text.split()), year, venue, since, until)
+    venue_named = None
+    while named := _venue_alone(text):  # every mention: "ICLR" is no method's name either
+        venue_named, text = venue_named or (named[0] if venue is None else None), named[1]
+    return QueryFilters(" ".join(text.split()), year, venue, since, until, venue_named)
+
+
+def _venue_alone(text: str) -> tuple[str, str] | None:
+    """The first venue `text` names without a year, as the stores write it, and `text` without it ("what's out
+    there on X at iclr" → ("ICLR", "what's out there on X")), the preposition tying it to the papers with it. None:
+    no venue named."""
+    for token in _TOKEN.finditer(text):
+        word = token.group(0).lower().removesuffix("'s").removesuffix("’s")
+        if word in VENUES:
+            return VENUES[word], _without_venue(text, token.start(), token.end())
+    return None
+
+
+def _without_venue(text: str, start: int, end: int) -> str:
+    """`text` without the venue written at [start, end) and the preposition tying it to the papers, unless the
+    word after it names them: "published at ICLR on X" → "published on X", "papers in ICLR papers" keeps "in"."""
+    before = list(_TOKEN.finditer(text[:start]))
+    after = _TOKEN.search(text, end)
+    names_papers = after is not None and re.fullmatch(PAPERS_NOUN, after.group(0), re.I) is not None
+    if before and re.fullmatch(PLACE_PREPOSITION, before[-1].group(0), re.I) and not names_papers:
+        start = before[-1].start()
+    return text[:start] + text[end:]
 
 
 _NAME_BEFORE = re.compile(r"([\w\-]+)\s*$")
@@ -452,6 +479,9 @@ class Query:
     year: int | None = None
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
+    # A venue named with no year ("ICLR papers on X"): its papers of every year; retrieval filters by it only
+    # where the store holds other venues' papers too.
+    venue_named: str | None = None
     since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
     until: int | None = None  # papers of this year or earlier, with `since` a range ("2025 or 2026", "2024-2026")
     area: str | None = None  # only papers of this primary area (given as a flag; as the store writes it once applied)
@@ -501,7 +531,7 @@ def decision_in_text(text: str) -> tuple[str, str | None]:
     match = DECISION_PHRASE.search(text)
     if not match:
         return text, None
-    word = (match.group(2) or match.group(1) or match.group(3) or match.group(4)).lower().rstrip("s")
+    word = next(group for group in match.group(2, 1, 3, 4, 5, 6) if group).lower().rstrip("s")
     # "orals on X" names the papers asked for: they stay "papers" ("papers on X", a list); an adjective goes.
     kept = text[: match.start()] + ("papers" if match.group(2) else "") + text[match.end() :]
     return " ".join(kept.split()), _STATUS_ALIASES.get(word, word)
@@ -532,6 +562,7 @@ def parse(
         year=year if year is not None else filters.year,
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
+        venue_named=None if venue else filters.venue_named,
         since=filters.since,
         until=filters.until,
         area=area or None,
@@ -540,7 +571,7 @@ def parse(
         wants_list=wants_list,
         is_topic=names_a_topic(LEAD_IN.sub("", filters.text, count=1), search, wants_list),
         terms=frozenset(content_words(text)),
-        names=tuple(coined_names(text)),
+        names=tuple(coined_names(filters.text)),  # not the venue: "ICLR" names no paper
         counts=counted_noun(filters.text),
         defines=defined_name(filters.text),
         specifics=tuple(specific_names(search)),

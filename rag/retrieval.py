@@ -28,16 +28,24 @@ if TYPE_CHECKING:
 RETRIEVERS = ("hybrid", "hybrid-rrf", "dense", "lexical")
 
 
+def venues_named(name: str, held: frozenset[str]) -> tuple[str, ...] | None:
+    """The venues of the store a venue's name without a year covers ("ICLR" → ("ICLR 2025", "ICLR 2026")); None
+    where that is no restriction: the store holds only that venue's papers, or none of them (a name the store
+    never uses filters nothing, as a venue and year it does not use)."""
+    named = tuple(sorted(v for v in held if v.split(" ", 1)[0].lower() == name.lower()))
+    return named if named and len(named) < len(held) else None
+
+
 def build_where(
     year: int | None = None,
-    venue: str | None = None,
+    venue: str | tuple[str, ...] | None = None,
     paper_ids: list[str] | None = None,
     since: int | None = None,
     area: str | None = None,
     statuses: tuple[str, ...] | None = None,
     until: int | None = None,
 ) -> dict | None:
-    """A Chroma metadata filter for the given restrictions (None when there are none)."""
+    """A Chroma metadata filter for the given restrictions (None when there are none); `venue` may be several."""
     clauses: list[dict] = []
     if year is not None:
         clauses.append({"year": year})
@@ -45,8 +53,10 @@ def build_where(
         clauses.append({"year": {"$gte": since}})
     if until is not None:
         clauses.append({"year": {"$lte": until}})
-    if venue:
-        clauses.append({"venue": venue})
+    if isinstance(venue, tuple) and len(venue) > 1:
+        clauses.append({"venue": {"$in": list(venue)}})
+    elif venue:
+        clauses.append({"venue": venue if isinstance(venue, str) else venue[0]})
     if paper_ids:
         clauses.append({"paper_id": {"$in": list(paper_ids)}})
     if area:
@@ -90,6 +100,9 @@ def fuse(
     if venue and query.venue_in_text and not (index.has_venue(venue) if index else store.has_venue(venue)):
         venue = None
         query = replace(query, venue=None)
+    venues: str | tuple[str, ...] | None = venue
+    if venue is None and query.venue_named:
+        venues = venues_named(query.venue_named, (index or get_index(store)).venue_names())
     if query.area or query.status:
         # The area as the store writes it; an area or status the store has no paper of is the user's error.
         facets = (index or get_index(store)).facets()
@@ -105,7 +118,7 @@ def fuse(
     dense: dict[str, ChunkHit] = {}
     if mode != "lexical":
         # Ids and scores only: the few papers kept are read once at the end, with their abstracts.
-        where = build_where(year, venue, paper_ids, query.since, query.area, query.decisions, query.until)
+        where = build_where(year, venues, paper_ids, query.since, query.area, query.decisions, query.until)
         for hit in store.query(vector, n=depth, where=where, details=False):
             dense.setdefault(hit.paper_id, hit)  # best first: the first hit of a paper is its best chunk
     lexical_best: dict[str, LexicalHit] = {}
@@ -114,7 +127,7 @@ def fuse(
             text,
             depth,
             year=year,
-            venue=venue,
+            venue=venues,
             paper_ids=paper_ids,
             since=query.since,
             until=query.until,

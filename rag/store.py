@@ -136,23 +136,15 @@ REFRESH_SECONDS = 2.0
 
 
 def _simple_filter(where: dict) -> bool:
-    """A filter of plain field equalities (what year/venue parsing builds) and of a decision among several (the
-    status filter's `$in`), which `_passes` can check."""
+    """A filter of plain field equalities (what year/venue parsing builds) and of values among several (the status
+    filter's `$in`, a venue named without a year), which `_passes` can check."""
     clauses = where.get("$and", [where])
     return all(
         len(c) == 1
         and not str(next(iter(c))).startswith("$")
-        and (not isinstance(next(iter(c.values())), dict) or _decisions_in(c) is not None)
+        and (not isinstance(value := next(iter(c.values())), dict) or list(value) == ["$in"])
         for c in clauses
     )
-
-
-def _decisions_in(clause: dict) -> list | None:
-    """The decisions of a status clause `{"status": {"$in": [...]}}`; None for any other clause."""
-    value = clause.get("status")
-    if isinstance(value, dict) and list(value) == ["$in"]:
-        return value["$in"]
-    return None
 
 
 def _passes(metadata: dict, where: dict) -> bool:

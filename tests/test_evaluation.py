@@ -321,8 +321,11 @@ def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_pape
 
 def test_each_phrasing_file_asks_for_one_topic_per_line():
     """evals/phrasings_*.txt (evals/phrasings.py fills each line's {topic}): one placeholder a line, and at most
-    four lines an earlier file wrote. Counts only in the message: an unread set must not be printed."""
+    four lines an earlier file wrote, and a restriction after a TAB only from the script's words. Counts only in the
+    message: an unread set must not be printed."""
     from pathlib import Path
+
+    from evals.phrasings import read_requests
 
     seen: set[str] = set()
 
@@ -332,7 +335,7 @@ def test_each_phrasing_file_asks_for_one_topic_per_line():
 
     files = (Path(__file__).resolve().parent.parent / "evals").glob("phrasings_*.txt")
     for path in sorted(files, key=written_order):
-        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = [request.template for request in read_requests(path)]  # exits on an unknown restriction
         written = {line.lower() for line in lines}
         not_one_placeholder = sum(line.count("{topic}") != 1 for line in lines)
         repeated = len(written & seen)  # short requests were written by more than one author
@@ -516,3 +519,24 @@ def test_the_off_domain_training_questions_are_in_no_scored_or_fitted_set():
     assert len(train) == 239 and all(q.type == "unanswerable" and not q.gold_ids for q in train)
     assert len({q.question.lower() for q in train}) == len(train)
     assert not {q.question.lower() for q in train} & {q.question.lower() for q in others}
+
+
+def test_a_phrasing_restriction_is_read_and_keeps_only_its_papers(tmp_path):
+    """A request asking for "accepted ICLR 2025 papers on X" is scored against the canonical answer's 2025 accepted
+    papers, not all of them (evals/phrasings.py)."""
+    from evals.phrasings import read_requests
+    from rag.corpus import Paper
+    from rag.query import parse
+
+    path = tmp_path / "phrasings_x.txt"
+    path.write_text("accepted ICLR 2025 papers on {topic}\tyear=2025,accepted\npapers on {topic}\n", encoding="utf-8")
+    restricted, plain = read_requests(path)
+    oral_2025, poster_2026 = Paper("a", "x", year=2025, status="oral"), Paper("b", "x", year=2026, status="poster")
+    rejected_2025 = Paper("c", "x", year=2025, status="reject")
+    assert [restricted.admits(p) for p in (oral_2025, poster_2026, rejected_2025)] == [True, False, False]
+    assert all(plain.admits(p) for p in (oral_2025, poster_2026, rejected_2025))
+    assert restricted.read_as_asked(parse(restricted.template.replace("{topic}", "unlearning")))
+    assert not restricted.read_as_asked(parse("papers on unlearning"))
+    path.write_text("papers on {topic}\tyear=2025,best-paper\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="unknown restriction"):
+        read_requests(path)

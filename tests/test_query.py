@@ -184,6 +184,7 @@ def test_a_lower_bound_on_the_year_is_read_as_one_not_as_that_year(question, sin
         ("papers from 2023, 2024 or 2025 on RL", 2023, 2025, "rl"),
         ("ICLR'25/'26 papers on unlearning", 2025, 2026, "unlearning"),  # shorthand years: read as ICLR 2025
         ("unlearning at iclr '25 or '26", 2025, 2026, "unlearning"),
+        ("ICLR 2025 + 2026 papers about unlearning", 2025, 2026, "unlearning"),  # read as ICLR 2025
     ],
 )
 def test_two_years_joined_are_the_years_from_the_first_to_the_last_of_any_venue(question, since, until, search):
@@ -226,6 +227,28 @@ def test_a_venue_with_a_two_digit_year_glued_or_apart_restricts_the_search(quest
     query = parse(question)
     assert (query.venue, query.year) == (venue, int(venue[-4:])) and search in query.search.lower()
     assert not any("26" in name or "25" in name for name in query.specifics)
+
+
+@pytest.mark.parametrize(
+    ("question", "search"),
+    [
+        ("what's out there on machine unlearning at iclr", "what's out there on machine unlearning"),
+        ("whats been published at iclr on spiking neural networks?", "whats been published on spiking neural networks"),
+        ("which ICLR papers study unlearning?", "unlearning"),  # "which" asks for the papers: it stays
+        ("ICLR's papers on diffusion", "diffusion"),
+        ("what's out there on machine unlearning at iclr 2026", "what's out there on machine unlearning"),
+    ],
+)
+def test_a_venue_named_is_read_as_the_venue_not_as_topic_words(question, search):
+    """ "iclr" stayed in the search text and a dangling "at" in the topic: the pipeline searched "… unlearning at"."""
+    query = parse(question)
+    assert query.search == search
+    assert (query.venue_named or query.venue.split()[0]) == "ICLR"
+
+
+def test_a_venue_inside_a_word_or_given_as_a_flag_is_no_venue_named():
+    assert parse("iclr-style reviews of diffusion").venue_named is None
+    assert parse("ICLR papers on diffusion", venue="ICLR 2025").venue_named is None  # the flag wins
 
 
 def test_a_list_is_a_topic_by_its_topic_words_a_question_about_one_paper_by_its_whole_text():
@@ -306,9 +329,12 @@ def test_a_name_is_written_leniently(name, text, written):
         ("rejected papers about RLHF", "rejected", "RLHF"),
         ("which spotlight papers study unlearning?", "spotlight", "unlearning"),
         ("how many accepted papers study machine unlearning?", "accepted", "machine unlearning"),
+        ("papers on diffusion from 2025, accepted only", "accepted", "diffusion"),
+        ("find me unlearning papers that got accepted", "accepted", "unlearning"),
         # Asking about a decision, or "oral" as a word of the topic, is no filter.
         ("was the memory mosaics paper an oral or a poster?", None, None),
         ("oral health datasets", None, "oral health datasets"),
+        ("how many draft tokens were accepted per step?", None, None),
         ("Which multi-view clustering papers were accepted at ICLR 2026?", None, None),
     ],
 )

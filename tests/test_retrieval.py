@@ -14,7 +14,7 @@ from rag.ingest import ingest, write
 from rag.lexical import LexicalIndex, get_index, index_dir, term_coverage
 from rag.policy import Policy
 from rag.query import parse_filters
-from rag.retrieval import reciprocal_rank_fusion, score_fusion
+from rag.retrieval import build_where, reciprocal_rank_fusion, score_fusion, venues_named
 from rag.store import Store
 
 from .helpers import ask, retrieve
@@ -289,6 +289,35 @@ def test_two_years_in_the_question_keep_the_papers_of_both_in_every_retriever(se
         assert {s.year for s in found.sources} == {2025, 2026}, mode
     older = retrieve("clustering papers from 2023 or 2024", store, embedder, seed_settings)
     assert older.sources == []  # the seeds are from 2025 and 2026
+
+
+def test_a_venue_named_without_a_year_keeps_its_papers_where_the_store_holds_other_venues(settings):
+    """ "NeurIPS papers on X" keeps NeurIPS papers; in a store of one venue's papers its name filters nothing."""
+    embedder = get_embedder(settings)
+    text = "We study machine unlearning for large language models."
+    ingest(
+        Store(settings),
+        [
+            Paper(id="a", abstract=text, year=2026, venue="ICLR 2026"),
+            Paper(id="b", abstract=text + " At scale.", year=2025, venue="ICLR 2025"),
+            Paper(id="c", abstract=text + " With proofs.", year=2024, venue="NeurIPS 2024"),
+        ],
+        embedder,
+    )
+    store = Store(settings)
+    for mode in ("dense", "lexical", "hybrid"):
+        iclr = retrieve("ICLR papers on machine unlearning", store, embedder, settings, mode=mode)
+        assert {s.id for s in iclr.sources} == {"a", "b"}, mode
+        neurips = retrieve("machine unlearning at NeurIPS", store, embedder, settings, mode=mode)
+        assert {s.id for s in neurips.sources} == {"c"}, mode
+    assert venues_named("ICLR", frozenset({"ICLR 2025", "ICLR 2026"})) is None  # one venue: no filter
+    assert venues_named("CVPR", frozenset({"ICLR 2025", "NeurIPS 2024"})) is None  # a venue it lacks: none
+    with store.reading():
+        vector = embedder.embed([text])[0]
+        where = build_where(venue=("ICLR 2025", "ICLR 2026"))
+        assert [h.chunk_id for h in store.query(vector, 5, where)] == [
+            h.chunk_id for h in store._query(vector, 5, where)
+        ]
 
 
 def test_a_paraphrase_is_left_to_the_dense_retriever(seed_store, seed_settings):
