@@ -145,7 +145,8 @@ class Selector:
             near = [s for s in near if s.id in verdict.counting]
             if not near:
                 return [], False
-        if len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
+        if not wants_list and len(_ONE_PAPER.findall(query.text)) == 1 and not _SEVERAL.search(query.text):
+            # A list's reading is the list reader's: "the full list with one line per paper" asks for every paper.
             near = near[:1]
 
         limit = policy.pointer_words

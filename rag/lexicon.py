@@ -337,7 +337,7 @@ CONDENSED_LABEL = re.compile(r"^(?:standalone question|rewritten question|questi
 
 # "what benchmark does the brain tumor segmentation paper use?" is about one paper: the best match answers it,
 # and a second paper sharing only a word ("benchmark") must not be cited. Evidence Selector.select, with
-# SEVERAL_PAPERS.
+# SEVERAL_PAPERS, for a question the list reader reads as no list ("the full list with one line per paper" is one).
 ONE_PAPER_NAMED = re.compile(r"\bthe\s+(?:[\w'\-]+\s+){0,10}?paper\b(?!s)", re.I)
 # Questions naming two papers ("the X paper and the Y paper", "contrast the X paper with SelKD"), or comparing
 # named methods ("how do PURGE and Sharp MinMax differ?"): Selector.select keeps a paper for each.

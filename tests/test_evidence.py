@@ -221,6 +221,17 @@ def test_a_question_about_the_paper_quotes_one_paper():
     assert select("how does the unlearning paper differ from the other paper?", sources)[0] == ["a", "b"]
 
 
+def test_a_list_asking_for_one_line_per_paper_lists_every_paper():
+    """ "… the full list with one line per paper" writes "the … paper" once: it was cut to one paper, though the
+    list reader read a list (the pipeline's `wants_list`)."""
+    from dataclasses import replace
+
+    sources = [paper("a", 0.9), paper("b", 0.8)]
+    query = replace(parse("machine unlearning: give me the full list with one line per paper"), wants_list=True)
+    kept, wants_list = Selector(get_embedder(Settings()), POLICY).select(query, sources, ANSWER)
+    assert ([source.id for source, _ in kept], wants_list) == (["a", "b"], True)
+
+
 def test_a_code_link_sentence_is_never_quoted_as_evidence():
     # "where is the code?" is answered from the paper's record (rag.record), not by quoting the pointer.
     linked = paper("a", 0.9, "We propose PURGE for unlearning. Code: https://github.com/x/purge.")
