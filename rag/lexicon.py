@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 33 regexes (compiled patterns; the 11 regex fragments they are built from are not counted)
+This module holds 33 regexes (compiled patterns; the 12 regex fragments they are built from are not counted)
 and 369 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
@@ -483,6 +483,7 @@ FRAGMENTS = (
     "YEAR",
     "SHORT_YEAR",
     "VENUE_NAME",
+    "PLACE_PREPOSITION",
     "LIST_PLURAL_NOUN",
     "LIST_SINGULAR_NOUN",
     "ORDINAL_WORD",
