@@ -4,10 +4,10 @@
 mentions adversarial robustness does not answer it, however close its embedding and however high its
 cross-encoder score: both reward the half that matches (docs/EVALUATION.md measures it). So a topic is cut into
 facets at the words that join two things ("of", "for", "in", "with", "and", ...), a facet's alternatives ("A or
-B", "A / B", "A (B)") are kept together, and a paper's share of a facet is the IDF-weighted share of the facet's
-stemmed terms it contains (the best alternative's), each word weighing by its rarity in the store: a paper on
-federated learning holds only part of "federated unlearning". A paper answers the topic when it holds every facet
-(`Policy.facet_bar`).
+B", "A / B", "A (B)", "A (B, C and D)") are kept together, and a paper's share of a facet is the IDF-weighted
+share of the facet's stemmed terms it contains (the best alternative's), each word weighing by its rarity in the
+store: a paper on federated learning holds only part of "federated unlearning". A paper answers the topic when it
+holds every facet (`Policy.facet_bar`).
 
 Answering (rag.answer, rag.evidence) reads the coverage of topic questions only: a question about a detail
 is phrased in words the abstract need not use. One kind of detail question has a checkable answer, though: "how
@@ -53,20 +53,37 @@ class Facet:
     alternatives: tuple[frozenset[str], ...]
 
 
+# A bracketed aside, closed or running to the end (a question's closing bracket goes with its "?"). A format
+# pattern, not a word list.
+_ASIDE = re.compile(r"\(([^()]*)(?:\)|$)")
+
+
 @lru_cache(maxsize=256)
 def facets(topic: str) -> tuple[Facet, ...]:
-    """The parts of `topic` that a paper must each hold; parts with no topical word are left out."""
+    """The parts of `topic` that a paper must each hold; parts with no topical word are left out. A bracketed
+    aside lists instances of the part it follows ("segmentation (semantic, instance, medical)"): each listed item
+    is an alternative of that part, not a part of its own."""
     generic = _generic_stems()
     found = []
-    for part in _JOIN.split(topic):
+    for part in _parts(topic):
         alternatives = []
-        for alternative in _ALTERNATIVE.split(part):
+        outside = _ASIDE.sub(" ", part)
+        listed = [item for aside in _ASIDE.findall(part) for item in _JOIN.split(f" {aside} ")]
+        for alternative in (piece for text in (outside, *listed) for piece in _ALTERNATIVE.split(text)):
             terms = frozenset(query_terms(alternative)) - generic
             if terms:
                 alternatives.append(terms)
         if alternatives:
-            found.append(Facet(part.strip(" ,.?!()"), tuple(alternatives)))
+            found.append(Facet(part.strip(" ,.?!()"), tuple(dict.fromkeys(alternatives))))
     return tuple(found)
+
+
+def _parts(topic: str) -> list[str]:
+    """`topic` cut at the words joining its parts, but not inside a bracketed aside."""
+    asides = [match.span() for match in _ASIDE.finditer(topic)]
+    cuts = [m for m in _JOIN.finditer(topic) if not any(start < m.start() < end for start, end in asides)]
+    edges = [0, *(edge for m in cuts for edge in m.span()), len(topic)]
+    return [topic[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
 
 
 def _idf(index: LexicalIndex, term: str) -> float:

@@ -6,7 +6,7 @@ one. Each entry says what it is for and which function reads it; those modules i
 about format rather than language (a citation `[ID]`, a paper id, a year on its own, a number, a token, LaTeX,
 a file's header line) stay where they are used.
 
-This module holds 33 regexes (compiled patterns; the 12 regex fragments they are built from are not counted)
+This module holds 33 regexes (compiled patterns; the 14 regex fragments they are built from are not counted)
 and 369 listed words and phrases, in 16 word lists (a list built on others counts only the words it adds;
 words written inside a regex count with that regex, not here). The grammar words every reader leaves out are
 the library's: NLTK's English stopword list as llama-index-core ships it (FUNCTION_WORDS, not counted), with
@@ -174,17 +174,28 @@ YEAR_PHRASE = re.compile(
     re.I,
 )
 # A decision that qualifies the papers asked for: "accepted papers on X", "rejected submissions about RLHF",
-# "orals on diffusion", "accepted orals", "spotlight papers", "only withdrawn ones" (query.parse_filters; the words
-# are removed from the search text, and the filter is dropped where the store holds no decisions). "accepted" or
-# "rejected" must qualify a papers noun or go with "only" ("accepted only"), or "got accepted"
-# ("papers that got accepted"); "oral(s)" and "spotlight(s)", papers of their own, must
-# be followed by a papers noun or a preposition ("an oral or a poster?", "oral health" are no filter).
+# "orals on diffusion", "accepted orals", "spotlight papers", "show posters about X", "X — oral presentations
+# only", "poster session papers", "only withdrawn ones", "papers accepted at ICLR 2026" (query.decision_in_text,
+# read before the year and venue leave the text; the words are removed from the search text, and the filter is
+# dropped where the store holds no decisions). "accepted" or "rejected" must qualify a papers noun (a year may
+# stand between: "accepted 2025 papers"), go with "only" ("accepted only"), follow "got" ("papers that got
+# accepted"), or tie the papers to a venue ("were accepted at ICLR 2026"; "tokens were accepted" is no filter).
+# The presentations (rag.corpus.DECISIONS: oral, spotlight, poster), papers of their own, one or several joined
+# ("orals or spotlights only": both), name papers in the plural ("any orals involving X"), or else must be
+# followed by a papers noun, a preposition or "only" ("an oral or a poster?", "oral health" are no filter).
+PRESENTATION = r"(?:orals?|spotlights?|posters?)"
+JOINED = r"\s*(?:,|/|\+|&|\bor\b|\band\b)\s*"  # "orals or spotlights", "oral + spotlight", "oral/poster"
 DECISION_PHRASE = re.compile(
-    r"(?<![\w\-])(?:only\s+)?(?:(accepted|rejected|withdrawn)\s+)?(orals?|spotlights?)"
-    r"(?=\s+(?:papers?|submissions?|works?|on|about|in|for|from|at|that|which|studying|using|with)\b)"
-    r"|(?<![\w\-])(?:only\s+)?(accepted|rejected|withdrawn)\s+(?=(?:papers?|submissions?|works?|ones|articles?)\b)"
+    rf"(?<![\w\-])(?:(?:only|just)\s+)?(?:(accepted|rejected|withdrawn)\s+)?({PRESENTATION}(?:{JOINED}{PRESENTATION})*)"
+    r"(?:\s+(?:presentations?|sessions?))?"
+    r"(?=\s+(?:papers?|submissions?|works?|on|about|in|for|from|at|that|which|studying|using|with|only)\b"
+    r"|(?<=s)(?![\w\-]))"
+    rf"|(?<![\w\-])(?:only\s+)?(accepted|rejected|withdrawn)\s+(?=(?:{VENUE_NAME}['’]?(?:19|20)\d\d\s+)?"
+    r"(?:papers?|submissions?|works?|ones|articles?)\b)"
     r"|(?<![\w\-])(?:only\s+(accepted|rejected|withdrawn)|got\s+(accepted)"
-    r"|(accepted|rejected|withdrawn)\s+only)(?![\w\-])",
+    r"|(accepted|rejected|withdrawn)\s+only)(?![\w\-])"
+    rf"|(?<![\w\-])(?:(?:were|was|got|been|be|are|is)\s+)?(accepted|rejected)\s+"
+    rf"(?=(?:at|to|in|into|from|by)\s+(?:{'|'.join(VENUES)})(?![\w\-]))",
     re.I,
 )
 
@@ -484,6 +495,8 @@ FRAGMENTS = (
     "SHORT_YEAR",
     "VENUE_NAME",
     "PLACE_PREPOSITION",
+    "PRESENTATION",
+    "JOINED",
     "LIST_PLURAL_NOUN",
     "LIST_SINGULAR_NOUN",
     "ORDINAL_WORD",

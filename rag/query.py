@@ -24,6 +24,7 @@ from .lexicon import (
     PAPER_REQUEST,
     PAPERS_NOUN,
     PLACE_PREPOSITION,
+    PRESENTATION,
     QUESTION_OPENER,
     REQUEST_PHRASES,
     REQUEST_WORDS_NOT_FIRST,
@@ -157,7 +158,7 @@ class QueryFilters:
     venue: str | None = None
     since: int | None = None  # the first year a bound admits ("since 2023", "2023 onwards", "after 2022")
     until: int | None = None  # the last year a range admits ("2025 or 2026", "2024-2026")
-    venue_named: str | None = None  # a venue named with no year ("ICLR papers on X"): each year of it
+    venue_named: tuple[str, ...] = ()  # venues named with no year ("ICLR or NeurIPS papers on X"): each year of each
 
 
 def parse_filters(question: str) -> QueryFilters:
@@ -189,10 +190,12 @@ def parse_filters(question: str) -> QueryFilters:
         if match:
             year = int(next(group for group in match.groups() if group))
             text = text[: match.start()] + text[match.end() :]
-    venue_named = None
+    venues_named: list[str] = []  # "ICLR or NeurIPS papers on X": either
     while named := _venue_alone(text):  # every mention: "ICLR" is no method's name either
-        venue_named, text = venue_named or (named[0] if venue is None else None), named[1]
-    return QueryFilters(" ".join(text.split()), year, venue, since, until, venue_named)
+        if venue is None and named[0] not in venues_named:
+            venues_named.append(named[0])
+        text = named[1]
+    return QueryFilters(" ".join(text.split()), year, venue, since, until, tuple(venues_named))
 
 
 def _venue_alone(text: str) -> tuple[str, str] | None:
@@ -448,6 +451,11 @@ def status_filter(value: str | None) -> str | None:
     return word
 
 
+def decisions_kept(status: str) -> tuple[str, ...]:
+    """The stored decisions a status keeps: a key of STATUS_FILTERS, or keys joined by "+" ("oral+spotlight")."""
+    return tuple(decision for key in status.split("+") for decision in STATUS_FILTERS[key])
+
+
 def within_facets(query: Query, areas: dict[str, int], decisions: dict[str, int]) -> Query:
     """`query` with its area as the store writes it (matched in any case); an area the store does not have, or a
     status none of its papers has, is an `InputError` naming what it has (`areas`, `decisions`: papers of each)."""
@@ -461,7 +469,7 @@ def within_facets(query: Query, areas: dict[str, int], decisions: dict[str, int]
     if query.status and query.status_in_text and not decisions:
         # "accepted papers on X" asked of a store that keeps no decisions: the words asked nothing it can filter.
         query = replace(query, status=None, status_in_text=False)
-    if query.status and not any(decisions.get(d) for d in STATUS_FILTERS[query.status]):
+    if query.status and not any(decisions.get(d) for d in decisions_kept(query.status)):
         held = ", ".join(f"{name} ({decisions[name]})" for name in sorted(decisions)) or "none: its papers have none"
         raise InputError(f"no {query.status} papers in the store; its decisions: {held}")
     return query
@@ -479,9 +487,9 @@ class Query:
     year: int | None = None
     venue: str | None = None
     venue_in_text: bool = False  # written in the question (applied only if the store uses it), not a flag
-    # A venue named with no year ("ICLR papers on X"): its papers of every year; retrieval filters by it only
-    # where the store holds other venues' papers too.
-    venue_named: str | None = None
+    # Venues named with no year ("ICLR papers on X", "ICLR or NeurIPS papers on X"): their papers of every year;
+    # retrieval filters by them only where the store holds other venues' papers too.
+    venue_named: tuple[str, ...] = ()
     since: int | None = None  # papers of this year or later ("since 2023", "nothing older than 2023")
     until: int | None = None  # papers of this year or earlier, with `since` a range ("2025 or 2026", "2024-2026")
     area: str | None = None  # only papers of this primary area (given as a flag; as the store writes it once applied)
@@ -516,7 +524,7 @@ class Query:
     @property
     def decisions(self) -> tuple[str, ...] | None:
         """The stored decisions the status filter keeps (None: no status filter)."""
-        return STATUS_FILTERS[self.status] if self.status else None
+        return decisions_kept(self.status) if self.status else None
 
     @property
     def topic(self) -> str:
@@ -527,14 +535,22 @@ class Query:
 
 def decision_in_text(text: str) -> tuple[str, str | None]:
     """`text` without a decision that qualifies its papers ("accepted orals on diffusion" → "on diffusion"), and
-    that decision as a key of STATUS_FILTERS ("oral"; None when the question names none)."""
+    that decision as a key of STATUS_FILTERS ("oral"), or presentations joined by "+" ("orals or spotlights only"
+    → "oral+spotlight"); None when the question names none."""
     match = DECISION_PHRASE.search(text)
     if not match:
         return text, None
-    word = next(group for group in match.group(2, 1, 3, 4, 5, 6) if group).lower().rstrip("s")
-    # "orals on X" names the papers asked for: they stay "papers" ("papers on X", a list); an adjective goes.
-    kept = text[: match.start()] + ("papers" if match.group(2) else "") + text[match.end() :]
-    return " ".join(kept.split()), _STATUS_ALIASES.get(word, word)
+    if match.group(2):  # presentations, one or several: "orals", "oral + spotlight"
+        shown = dict.fromkeys(word.lower().rstrip("s") for word in re.findall(PRESENTATION, match.group(2), re.I))
+        status = "+".join(shown)
+    else:
+        word = next(group for group in match.group(1, 3, 4, 5, 6, 7) if group).lower()
+        status = _STATUS_ALIASES.get(word, word)
+    # "orals on X" names the papers asked for: they stay "papers" ("papers on X", a list); an adjective ("accepted
+    # papers", "oral papers") goes.
+    named_after = re.match(rf"\s*{PAPERS_NOUN}\b", text[match.end() :], re.I) is not None
+    kept = text[: match.start()] + ("papers" if match.group(2) and not named_after else "") + text[match.end() :]
+    return " ".join(kept.split()), status
 
 
 def parse(
@@ -549,11 +565,10 @@ def parse(
     text = clean_question(question)
     status = status_filter(status)
     area = " ".join(area.split()) if area else None
-    filters = parse_filters(text)
-    # A decision written in the question ("rejected papers about RLHF"); one given as a flag wins.
-    without_decision, status_written = decision_in_text(filters.text)
-    if status is None and status_written is not None:
-        filters = replace(filters, text=without_decision)
+    # A decision written in the question ("rejected papers about RLHF"), read with the venue it may name ("accepted
+    # at ICLR 2026"); one given as a flag wins.
+    without_decision, status_written = decision_in_text(text)
+    filters = parse_filters(without_decision if status is None and status_written is not None else text)
     search = search_text(filters.text)
     wants_list = asks_for_list(filters.text)  # "2025 papers on X" is "papers on X"
     return Query(
@@ -562,7 +577,7 @@ def parse(
         year=year if year is not None else filters.year,
         venue=normalize_venue(venue) if venue else filters.venue,
         venue_in_text=not venue and filters.venue is not None,
-        venue_named=None if venue else filters.venue_named,
+        venue_named=() if venue else filters.venue_named,
         since=filters.since,
         until=filters.until,
         area=area or None,

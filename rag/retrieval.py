@@ -28,11 +28,12 @@ if TYPE_CHECKING:
 RETRIEVERS = ("hybrid", "hybrid-rrf", "dense", "lexical")
 
 
-def venues_named(name: str, held: frozenset[str]) -> tuple[str, ...] | None:
-    """The venues of the store a venue's name without a year covers ("ICLR" → ("ICLR 2025", "ICLR 2026")); None
-    where that is no restriction: the store holds only that venue's papers, or none of them (a name the store
-    never uses filters nothing, as a venue and year it does not use)."""
-    named = tuple(sorted(v for v in held if v.split(" ", 1)[0].lower() == name.lower()))
+def venues_named(names: tuple[str, ...], held: frozenset[str]) -> tuple[str, ...] | None:
+    """The venues of the store that venues' names without a year cover (("ICLR",) → ("ICLR 2025", "ICLR 2026"));
+    None where that is no restriction: the store holds only those venues' papers, or none of them (a name the
+    store never uses filters nothing, as a venue and year it does not use)."""
+    wanted = {name.lower() for name in names}
+    named = tuple(sorted(v for v in held if v.split(" ", 1)[0].lower() in wanted))
     return named if named and len(named) < len(held) else None
 
 

@@ -67,6 +67,21 @@ def test_a_topic_is_cut_at_the_words_that_join_two_things():
     assert facets("papers") == ()
 
 
+def test_a_bracketed_list_names_instances_of_its_part_not_parts_of_its_own(index):
+    # "learning from weak labels (noisy labels, label proportions)": a paper on noisy labels holds the topic; the
+    # list's commas join alternatives, not parts every paper must hold.
+    topic = "classification with weak labels (noisy labels, label proportions, positive-unlabeled data)"
+    assert [f.text for f in facets(topic)] == [
+        "classification",
+        "weak labels (noisy labels, label proportions, positive-unlabeled data",
+    ]
+    (labels,) = shares_of(topic, ["labels"], index)
+    assert holds_topic(labels, BAR), labels
+    # unclosed (the question's closing bracket went with its "?"), and the part outside still an alternative
+    (weak,) = facets("weak labels (noisy labels, label proportions")
+    assert len(weak.alternatives) == 3
+
+
 def test_a_paper_holding_half_of_a_compound_topic_does_not_answer_it(index):
     gnn, robust, both = shares_of("adversarial robustness of graph neural networks", ["gnn", "robust", "both"], index)
     assert dict(gnn)["graph neural networks"] == 1.0 and dict(gnn)["adversarial robustness"] == 0.0

@@ -346,6 +346,15 @@ def test_status_and_area_filters_change_the_sources_of_ask(sample_store):
     assert all((s["area"], s["status"]) == (SAFETY, "withdrawn") for s in both["sources"]) and both["sources"]
 
 
+def test_presentations_written_together_keep_the_papers_of_either(sample_store):
+    result = runner.invoke(
+        app, ["ask", "orals or spotlights only: machine unlearning", "--json", "-k", "8", "--store", str(sample_store)]
+    )
+    both = json.loads(result.stdout)
+    assert both["query"]["status"] == "oral+spotlight"
+    assert {s["status"] for s in both["sources"]} == {"oral", "spotlight"}, both["sources"]  # no poster, no reject
+
+
 def test_search_filters_and_says_so_on_stderr(sample_store):
     result = runner.invoke(app, ["search", "unlearning", "--status", "oral", "--store", str(sample_store)])
     assert result.exit_code == 0, result.output
