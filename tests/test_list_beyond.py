@@ -70,6 +70,35 @@ def test_a_member_below_k_passes_the_sentence_check_of_those_above_it():
     assert text.splitlines()[0] == "2 papers match:" and "[c]" not in text
 
 
+def test_members_below_k_writing_the_topic_are_listed_without_embedding_their_sentences():
+    """At 31.5k papers a list's members below k are most of an answer's sentences: one with a sentence writing every
+    word of the topic passes the sentence check at once and is listed by title; only the quoted papers' sentences
+    are embedded."""
+    from rag.backends.extractive import ExtractiveBackend
+    from rag.embedding import get_embedder
+    from rag.llm import drain
+
+    embedder = get_embedder(Settings())
+    embedded: list[str] = []
+
+    class Counting:
+        def embed(self, texts):
+            embedded.extend(texts)
+            return embedder.embed(texts)
+
+    query = parse("which papers study clustering?")
+    top = [paper("a", 0.95, CLUSTERING), paper("b", 0.9, CLUSTERING)]
+    below = [paper(pid, 0.8, f"Paper {pid} studies spectral clustering. It scales well.") for pid in "cdefg"]
+    verdict = list_beyond(query, judge(query, top, RULES), below, RULES)
+    assert verdict.beyond == tuple("cdefg")
+    text = drain(ExtractiveBackend(Counting(), RULES).generate(query, top + below, verdict)).text
+    lead = "7 papers match, and more may: the last paper read matched too (a larger -k reads more):"
+    assert text.splitlines()[0] == lead
+    assert all(f"- {s.label} [{s.id}]" in text for s in below)  # named by title, not quoted
+    assert not any("spectral" in sentence for sentence in embedded)  # no listed member's sentence embedded
+    assert sum("k-means" in sentence for sentence in embedded) == 2  # the quoted papers' sentences are
+
+
 @pytest.mark.parametrize(
     "question",
     ["what does the clustering paper report?", "how many clusters does the k-means paper use?"],
