@@ -217,7 +217,8 @@ class Papers:
         """The `k` papers closest to the stored paper `paper_id` (itself left out) or to `text` (an abstract, a
         draft paragraph), each with the sentence pairs that make it close; and the paper asked about (None for a
         text). Filters: as for `ask`."""
-        from .similar import filters_where, similar
+        from .catalogue import filters_where
+        from .similar import similar
 
         pipeline = self.pipeline
         where = filters_where(pipeline.store, parse("papers", year=year, venue=venue, area=area, status=status))

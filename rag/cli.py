@@ -235,7 +235,7 @@ def similar(
     chroma_url: ChromaOpt = None,
 ) -> None:
     """The papers closest to a paper, or to a text (a related-work check), with the sentences that make them close."""
-    from .similar import filters_where
+    from .catalogue import filters_where
     from .similar import similar as find_similar
 
     fmt = check_format(fmt, as_json)

@@ -21,6 +21,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from .backends import Backend, get_backend
+from .catalogue import asks_for_catalogue, catalogue, catalogue_answer
 from .citations import CitationStreamFilter, enforce_citations, find_citations
 from .embedding import OnnxMiniLM, get_embedder, get_query_embedder
 from .errors import LLMError, RagError
@@ -324,6 +325,14 @@ class Pipeline:
 
             counted = trend(self, query)
             answer = count_answer(counted, query, k, "extractive", started)
+            yield Event("query", query=query)
+            yield Event("sources", sources=list(answer.sources))
+            yield Event("text", text=answer.answer)
+            yield Event("answer", answer=answer)
+            return
+        if paper_ids is None and asks_for_catalogue(query):
+            # "list the ICLR 2026 orals": every paper the filter keeps, not those closest to "list the papers".
+            answer = catalogue_answer(catalogue(self.store, query), query, "extractive", started)
             yield Event("query", query=query)
             yield Event("sources", sources=list(answer.sources))
             yield Event("text", text=answer.answer)

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .config import Settings
     from .corpus import Paper
     from .embedding import Embedder
-    from .query import Query
     from .store import Store
 
 # Chunks each query chunk asks for: enough that the k closest papers are each reached by every chunk of a typical
@@ -140,20 +139,6 @@ def _topic_terms(sentence: str) -> set[str]:
     against "graph" 3.3, "token" 2.1, "knowledge" 1.4), so two abstracts are not "close" by sharing "we propose"."""
     stats = term_stats()
     return {t for t in query_terms(sentence) if stats.topicality(t) >= TOPIC_WORD}
-
-
-def filters_where(store: Store, filters: Query) -> dict | None:
-    """The Chroma `where` of a query's year, venue, area and decision (an area or decision the store lacks is an
-    `InputError` naming what it has, as for questions)."""
-    from .lexical import get_index
-    from .query import within_facets
-    from .retrieval import build_where
-
-    if filters.area or filters.status:
-        with store.reading():
-            facets = get_index(store).facets()
-        filters = within_facets(filters, facets["areas"], facets["statuses"])
-    return build_where(filters.year, filters.venue, None, filters.since, filters.area, filters.decisions, filters.until)
 
 
 def similar(
