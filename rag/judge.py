@@ -14,6 +14,9 @@ The rules, in the order a refusal names them:
   robot (a coined name, or capitalized words the corpus writes as a name: "Cityscapes") that none of them writes
   ("what FID does DiVeQ reach on ImageNet?" of a DiVeQ abstract without FID or ImageNet): the abstracts do not
   report it, and the refusal quotes what the paper does report;
+- a question naming one paper by a rare coined name ("DiVeQ"), read of that paper alone, whose other words the
+  paper mostly does not write ("what codebook size did DiVeQ use in its VQGAN experiments?": under
+  `Policy.unsaid_share` of them): it asks what the abstract does not report, and the refusal quotes what it does;
 - (not a rule on the evidence) a question asking a field of its found paper's record that the store does not hold:
   its authors, a code link its abstract does not write, a decision not recorded (rag.record);
 - the best paper under the bar: its calibrated relevance under `calibration.relevance_bar` (unless a paper writes
@@ -29,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from .facets import facets_held, gives_count, holds_topic, missing_text
-from .lexical import term_coverages
+from .lexical import query_terms, term_coverages
 from .policy import EVIDENCE, Policy
 from .query import Query, mentions, names_any
 from .record import asked_paper, holds, not_held, writes_a_name
@@ -95,7 +98,12 @@ def evidence_verdict(query: Query, sources: Sequence[Source], policy: Policy) ->
     no_count = counting is not None and not any(s.id in counting for s in relevant)
     no_topic = holding is not None and not holding
     naming, named, unnamed = lacking_details(query, sources)
-    if not (under_bar or no_count or no_topic or unnamed):
+    unsaid = None
+    if reranked and not unnamed:
+        assert policy.calibration is not None
+        bar = policy.calibration.detail_bar
+        unsaid = unsaid_words(query, sources, policy.unsaid_share, bar, policy.paper_name_df)
+    if not (under_bar or no_count or no_topic or unnamed or unsaid):
         return Verdict(True, "evidence", holding=holding, counting=counting, defined=defined)
 
     closest = by_closeness(sources)
@@ -105,6 +113,9 @@ def evidence_verdict(query: Query, sources: Sequence[Source], policy: Policy) ->
         return Verdict(False, "count", closest[0], counting=counting)
     if unnamed and naming is not None:
         return Verdict(False, "detail", naming, named=named, unnamed=unnamed)
+    if unsaid is not None:
+        paper, named, missing = unsaid
+        return Verdict(False, "unsaid", paper, named=named, unnamed=missing)
     if reranked:
         return Verdict(False, "relevance", max(sources, key=lambda s: s.relevance or 0.0))
     return Verdict(False, "score", max(sources, key=lambda s: s.score))
@@ -130,6 +141,55 @@ def lacking_details(query: Query, sources: Sequence[Source]) -> tuple[Source | N
         return None, (), ()
     closest = by_closeness(naming)[0]
     return closest, tuple(n for n in names if mentions(n, closest.text)), unnamed
+
+
+def unsaid_words(
+    query: Query, sources: Sequence[Source], share: float, bar: float, rare: int
+) -> tuple[Source, tuple[str, ...], tuple[str, ...]] | None:
+    """(the paper the question names, the names it writes, the question's words no paper read writes, most topical
+    first) when the papers read write under `share` of the question's other words (`Policy.unsaid_share`), else
+    None. "What codebook size did DiVeQ use in its VQGAN experiments?" names its paper, which the cross-encoder
+    scores relevant (0.82: the paper is on topic) though its abstract never gives a codebook size; what a question
+    asks of a named paper is in the words beside the name. `bar`, `rare`: see `words_beside_names`."""
+    read = words_beside_names(query, sources, bar, rare) if share > 0 else None
+    if read is None:
+        return None
+    paper, written, others, lacking = read
+    if 1 - len(lacking) / len(others) >= share:
+        return None
+    stats = term_stats()
+    by_topicality = sorted(lacking, key=lambda term: (-stats.topicality(term), term))
+    return paper, written, tuple(word_for(term, query.text) for term in by_topicality)
+
+
+def words_beside_names(
+    query: Query, sources: Sequence[Source], bar: float, rare: int
+) -> tuple[Source, tuple[str, ...], frozenset[str], frozenset[str]] | None:
+    """(the paper the question names, the names it writes, the question's other stemmed words, those of them the
+    paper does not write). A paper is named by a coined name of the question that at most `rare` of the corpus's
+    abstracts write (`Policy.paper_name_df`: "DiVeQ", "PURGE"; not "GPU" or "InfoNCE", vocabulary that a
+    description of a paper uses). None for a list, a definition ("what is X?"), a count (its own rule), a question
+    of a paper's record, a question naming no paper, one read across several papers (another shown at relevance
+    `bar`, the calibration's detail bar, or named too: a comparison), one of a single other word (written or not:
+    no share to weigh), and unranked sources (no relevance to read by)."""
+    if query.wants_list or query.defines or query.counts or query.asks_record:
+        return None
+    if not sources or sources[0].relevance is None:
+        return None
+    stats = term_stats()
+    names = [
+        name for name in query.specifics if min((stats.df(t) for t in query_terms(name)), default=rare + 1) <= rare
+    ]
+    named = [s for s in sources if any(mentions(name, s.text) for name in names)]
+    read = {s.id for s in named} | {s.id for s in sources if (s.relevance or 0.0) >= bar}
+    if len(named) != 1 or len(read) != 1:
+        return None
+    paper = named[0]
+    written = tuple(name for name in query.specifics if mentions(name, paper.text))
+    others = frozenset(query_terms(query.search) - {term for name in written for term in query_terms(name)})
+    if len(others) < 2:
+        return None
+    return paper, written, others, others - query_terms(paper.text)
 
 
 def list_beyond(query: Query, verdict: Verdict, more: Sequence[Source], policy: Policy) -> Verdict:
@@ -223,6 +283,13 @@ def refusal(verdict: Verdict, query: Query, policy: Policy) -> str:
         return (
             f"{lead}the paper that writes {_names(verdict.named, 'and')} ({closest.id}, {_judged(closest)}) never "
             f"mentions {_names(verdict.unnamed, 'or')}{reports}"
+        )
+    if verdict.reason == "unsaid":
+        said = _closest_sentence(query, closest)
+        reports = f"; what it does report: “{said}”" if said else ""
+        return (
+            f"{lead}the paper that writes {_names(verdict.named, 'and')} ({closest.id}, {_judged(closest)}) never "
+            f"mentions {_names(verdict.unnamed[:3], 'or')}{reports}"
         )
     if verdict.reason == "judged":
         assert policy.judge_model is not None and verdict.likelihood is not None

@@ -218,6 +218,17 @@ class Policy:
     # 0 keeps every cut. Chosen on the 14 calibration sets among 0-0.6 (0.30-0.40 tie; the middle), reported on
     # the 11 others: `python evals/topic_meaning.py` (docs/EVALUATION.md).
     topic_meaning_bar: float = 0.35
+    # A question naming its paper (not a list, a definition or a count) is answered by that paper only when it
+    # writes at least this share of the question's other words (two or more of them): "what codebook size did
+    # DiVeQ use …?" of an abstract writing neither "codebook size" nor "experiments" (0.33) asks what it does not
+    # report. 0 turns it off. Chosen on the 32 spent sets (dev): of their 136 answered questions naming a paper,
+    # shares fall at 0.33 and 0.38 with none between; under 0.35, 13 unanswerable and 3 answerable ones
+    # (`python evals/unsaid_share.py --named`; docs/EVALUATION.md).
+    unsaid_share: float = 0.35
+    # A coined name at most this many of the corpus's 31.5k abstracts write names a paper (DiVeQ 0, STAIRS-Former 2,
+    # PURGE 6, PU-Bench 11, JAX 16); one more write is vocabulary a description uses (InfoNCE 34, MRI 94, SAM 140,
+    # GPU 556). Set by reading those counts, not fitted; the unsaid rule reads only questions naming a paper so.
+    paper_name_df: int = 20
     # Words after a number in which a count question's counted noun must follow ("18 state-of-the-art PU methods").
     count_window: int = 5
     # A question asks a field of its paper's record (rag.record) when its cosine to that field's question reaches

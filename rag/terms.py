@@ -35,6 +35,10 @@ class TermStats:
     documents: int
     terms: dict[str, tuple[int, int]]  # stem -> (abstracts using it, uses in all)
 
+    def df(self, term: str) -> int:
+        """How many of the corpus's abstracts write `term` (0 for a term it does not know)."""
+        return self.terms.get(term, (0, 0))[0]
+
     def idf(self, term: str) -> float:
         """log(N / df), 0 to log(N); a term the corpus does not know is as rare as one abstract's."""
         df = self.terms.get(term, (1, 1))[0]

@@ -97,6 +97,7 @@ Reason = Literal[
     "topic",  # a topic question no paper holds every part of
     "count",  # a count question no relevant paper gives a number for
     "detail",  # the question names a paper and a detail (dataset, benchmark, metric, model) that paper never writes
+    "unsaid",  # the question names a paper, and that paper writes too few of the question's other words
     "relevance",  # the best paper's calibrated relevance is below the bar
     "score",  # the best paper's cosine is below the bar (the reranker off)
     "judged",  # the learned judge: no candidate is likely enough to answer (its weakest evidence says why)
@@ -128,7 +129,8 @@ class Verdict:
     beyond: tuple[str, ...] = ()
     # The last candidate read was a member too: the store may hold more (a larger k reads more candidates).
     more_may_match: bool = False
-    # A "detail" refusal: the question's names the closest paper writes, and those no relevant paper naming it does.
+    # A "detail" refusal: the question's names the closest paper writes, and those no relevant paper naming it does;
+    # an "unsaid" one: the names its paper writes, and the question's other words it does not.
     named: tuple[str, ...] = ()
     unnamed: tuple[str, ...] = ()
     # A "record" or "not_held" verdict: the field of `closest`'s record asked for (rag.record.FIELD_QUESTIONS).

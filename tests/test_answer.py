@@ -118,6 +118,19 @@ def test_a_detail_the_named_paper_never_writes_gets_a_specific_no(seed_store, se
     assert not reported.abstained and reported.citations[0] == "000-01"
 
 
+def test_a_value_the_named_paper_never_gives_gets_a_specific_no(seed_store, seed_settings):
+    """A near miss with no name to miss: DiVeQ's abstract (000-01) writes VQGAN but no codebook size. The relevance
+    is high (the paper is on topic), so before the unsaid rule the answer quoted it; now it says what the paper
+    lacks and quotes what it reports. A question of what it does report is still answered."""
+    store, embedder = seed_store
+    missed = ask("what codebook size did DiVeQ use in its VQGAN experiments?", store, embedder, seed_settings)
+    assert missed.abstained and missed.citations == [] and missed.sources[0].id == "000-01"
+    assert "the paper that writes DiVeQ and VQGAN (000-01, relevance" in missed.answer
+    assert "never mentions size or experiments; what it does report: “" in missed.answer
+    reported = ask("what does DiVeQ's space-filling variant assign vectors to?", store, embedder, seed_settings)
+    assert not reported.abstained and reported.citations[0] == "000-01"
+
+
 @pytest.mark.parametrize("reranker", [True, False])
 def test_abstention_lists_the_closest_papers_closest_first(seed_store, seed_settings, reranker):
     # Fused ranking puts a strong word match ("protein", "quantum") above higher cosines; an abstention's

@@ -303,12 +303,13 @@ LATER_SEALED = {
     "sealed32": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 32)))),
     "sealed33": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 33)))),
     "sealed34": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 34)))),
+    "sealed35": ("questions", "heldout", "dev2", "dev3", "dev4", *(f"sealed{n}" for n in ("", *range(2, 35)))),
 }
 
 
 @pytest.mark.parametrize("name", list(LATER_SEALED))
 def test_each_later_sealed_set_is_well_formed_with_ids_the_store_gives(seed_papers, name):
-    """evals/sealed2-34.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
+    """evals/sealed2-35.jsonl (each by a helper shown no code and no eval file, for the choices after the previous
     sealed set's read): the same schema and six types, gold ids the seeds give. Structure only: nothing scored."""
     from pathlib import Path
 

@@ -203,3 +203,51 @@ def test_a_detail_no_shown_paper_writes_is_refused_naming_the_paper_and_the_deta
     text = refusal(verdict, query, POLICY)
     assert "the paper that writes FSD and Franka (fsd, relevance 0.90) never mentions UR5" in text
     assert "“FSD reaches 72% success across 8 real-world tasks with a Franka arm.”" in text
+
+
+DIVEQ_SAYS = "DiVeQ makes vector quantization differentiable; it improves VQGAN generation and VQ-VAE compression."
+
+
+def test_a_named_paper_writing_too_few_of_the_other_words_is_refused_as_unsaid_naming_what_it_lacks():
+    query = parse("what codebook size did DiVeQ use in its VQGAN experiments?")
+    sources = [paper("diveq", 0.6, DIVEQ_SAYS, relevance=0.82)]
+    verdict = judge(query, sources, POLICY)
+    assert not verdict.answers and verdict.reason == "unsaid" and verdict.closest is sources[0]
+    assert verdict.named == ("DiVeQ", "VQGAN") and set(verdict.unnamed) == {"codebook", "size", "experiments"}
+    text = refusal(verdict, query, POLICY)
+    assert text.startswith(f"{LEAD}the paper that writes DiVeQ and VQGAN (diveq, relevance 0.82) never mentions ")
+    assert text.endswith(f"; what it does report: “{DIVEQ_SAYS}”")
+    # The same words written, the same paper answers; and with the rule off (`unsaid_share` 0) it answers anyway.
+    written = [paper("diveq", 0.6, f"{DIVEQ_SAYS} Our experiments use a codebook size of 1024.", relevance=0.82)]
+    assert judge(query, written, POLICY).answers
+    assert judge(query, sources, replace(POLICY, unsaid_share=0.0)).answers
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "which papers propose a codebook size schedule like DiVeQ?",  # a list: its topic is judged by the facets
+        "what is DiVeQ?",  # a definition: a paper writing the name answers it
+        "how many codebook sizes does DiVeQ try?",  # a count: the count rule reads it
+        "which paper evaluates DiVeQ?",  # one other word: written or not, no share to weigh
+    ],
+)
+def test_the_unsaid_rule_reads_no_list_definition_count_or_single_word(question):
+    verdict = judge(parse(question), [paper("diveq", 0.6, DIVEQ_SAYS, relevance=0.82)], POLICY)
+    assert verdict.reason != "unsaid"
+
+
+def test_a_comparison_a_second_relevant_paper_or_a_common_name_is_no_near_miss():
+    # "PURGE vs the SAM-based paper": the question is read across two papers, not as a detail of one.
+    query = parse(
+        "compare PURGE and the sharpness-aware minimization unlearning paper: what core mechanism does each use?"
+    )
+    purge = paper("purge", 0.6, "PURGE frames LLM unlearning as a verifiable task.", relevance=0.9)
+    sam = paper("sam", 0.5, "Sharpness-aware minimization makes unlearning robust.", relevance=0.7)
+    assert judge(query, [purge, sam], POLICY).reason == "evidence"
+    assert judge(query, [purge, replace(sam, relevance=0.05)], POLICY).reason == "unsaid"  # PURGE's detail alone
+    # "GPU", written by 556 of the corpus's abstracts, names no paper: a description in other words is not a near miss.
+    described = parse("someone re-implemented old console games to run entirely on the GPU for parallel rollouts")
+    octax = paper("octax", 0.6, "Octax runs arcade environments on the GPU.", relevance=0.8)
+    assert judge(described, [octax], POLICY).reason == "evidence"
+    assert judge(described, [octax], replace(POLICY, paper_name_df=1000)).reason == "unsaid"
